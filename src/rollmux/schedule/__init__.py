@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rollmux.schedule.graph import Phase, Schedule, build_schedule, round_robin_schedule
-from rollmux.schedule.maxplus import steady_state_period
+from rollmux.schedule.graph import (
+    Phase,
+    Schedule,
+    build_schedule,
+    round_robin_lists,
+    round_robin_schedule,
+)
+from rollmux.schedule.maxplus import period_of_event_graph, steady_state_period
 
 __all__ = [
     "Phase",
@@ -33,6 +39,6 @@ def meta_iteration_time(
     applied on every node (default: index order). Raises ``ValueError`` naming the
     argument and the offending value on bad input.
     """
-    return steady_state_period(
-        round_robin_schedule(rollout_s, train_s, rollout_node, train_node, order)
+    return period_of_event_graph(
+        *round_robin_lists(rollout_s, train_s, rollout_node, train_node, order)
     )

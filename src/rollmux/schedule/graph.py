@@ -197,7 +197,8 @@ def build_schedule(
         r_nodes = tuple(("R", x) for x in rollout_nodes[j])
         t_nodes = tuple(("T", x) for x in train_nodes[j])
         for k in range(mult[j]):
-            for kind, dur, nodes in ((ROLLOUT, rollout_s[j], r_nodes), (TRAIN, train_s[j], t_nodes)):
+            steps = ((ROLLOUT, rollout_s[j], r_nodes), (TRAIN, train_s[j], t_nodes))
+            for kind, dur, nodes in steps:
                 index[(j, kind, k)] = len(phases)
                 chain.append(len(phases))
                 phases.append(Phase(j, kind, k, float(dur), nodes))
@@ -234,6 +235,45 @@ def round_robin_node_orders(
             for node in pins[j]:
                 orders.setdefault((pool, node), []).extend([j] * mult[j])
     return orders
+
+
+def round_robin_lists(
+    rollout_s: Sequence[float],
+    train_s: Sequence[float],
+    rollout_node: Sequence[object] | None = None,
+    train_node: Sequence[object] | None = None,
+    order: Sequence[int] | None = None,
+) -> tuple[list[float], list[list[int]], list[float], list[list[int]]]:
+    """The round-robin event graph as plain lists ``(durations, chains, lags, sequences)``.
+
+    Event ``j`` is job j's rollout and event ``n + j`` its training; this is the
+    allocation-light form that :func:`rollmux.meta_iteration_time` feeds to
+    :func:`rollmux.schedule.maxplus.period_of_event_graph`. Validates like
+    :func:`round_robin_schedule`.
+    """
+    r = check_durations("rollout_s", rollout_s)
+    t = check_durations("train_s", train_s)
+    n = len(r)
+    if len(t) != n:
+        raise ValueError(
+            f"train_s: expected {n} durations (one per job, like rollout_s), got {len(t)}"
+        )
+    r_nodes = normalise_pinning("rollout_node", rollout_node, n)
+    t_nodes = normalise_pinning("train_node", train_node, n)
+    perm = check_order("order", order, n)
+    sequences: dict[NodeKey, list[int]] = {}
+    for j in perm:
+        for node in r_nodes[j]:
+            sequences.setdefault(("R", node), []).append(j)
+    for j in perm:
+        for node in t_nodes[j]:
+            sequences.setdefault(("T", node), []).append(n + j)
+    return (
+        [*r, *t],
+        [[j, n + j] for j in range(n)],
+        [0.0] * n,
+        list(sequences.values()),
+    )
 
 
 def round_robin_schedule(
