@@ -1,0 +1,293 @@
+"""Event-level execution of an intra-group schedule: one row per phase and node.
+
+Two dispatch disciplines, both deterministic (a heap keyed on time and a sequence
+number, as in SimPy):
+
+* ``"static"``: every node serves its phases in the schedule's fixed cyclic order
+  (:attr:`Schedule.node_sequences`), the paper's round-robin meta-iteration. A
+  phase starts once its job's previous phase has ended (plus the job's lag) and it
+  is next in line, and free, on every node it occupies.
+* ``"fifo"``: the paper's runtime form. Each node keeps a FIFO queue; when a phase
+  ends, the job's next phase is enqueued on the nodes of the other pool. A phase
+  that spans several nodes (gang) starts when all are free and no phase enqueued
+  before it waits for any of them, so queues cannot deadlock. The initial queues
+  follow the order of the schedule's first node sequences.
+
+This is an independent implementation of the schedule's semantics: the exact
+period of :func:`rollmux.schedule.maxplus.steady_state_period` is checked against
+it, not derived from it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import pandas as pd
+
+from rollmux.schedule.graph import NodeKey, Schedule
+
+PHASE_COLUMNS: tuple[str, ...] = ("job", "phase", "node", "iteration", "start_s", "end_s")
+"""Columns of the per-phase table: ``node`` is ``"R<id>"`` or ``"T<id>"``; ``iteration``
+counts the job's iterations from 0."""
+
+Discipline = Literal["static", "fifo"]
+
+
+class DeadlockError(RuntimeError):
+    """The schedule's node orders contradict its job chains: nothing can start."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseRecord:
+    """One executed phase on one node."""
+
+    job: int
+    phase: str
+    node: str
+    iteration: int
+    start_s: float
+    end_s: float
+
+
+def node_label(node: NodeKey) -> str:
+    """Printable node name: ``("R", 0)`` -> ``"R0"``."""
+    return f"{node[0]}{node[1]}"
+
+
+def _durations(
+    schedule: Schedule, rollout_s: Sequence[Sequence[float]] | None,
+    train_s: Sequence[Sequence[float]] | None,
+) -> tuple[Sequence[Sequence[float]] | None, Sequence[Sequence[float]] | None]:
+    """Validate optional per-iteration duration tables ``[iteration][job]``."""
+    for name, table in (("rollout_s", rollout_s), ("train_s", train_s)):
+        if table is None:
+            continue
+        for k, row in enumerate(table):
+            if len(row) != schedule.n_jobs:
+                raise ValueError(
+                    f"{name}[{k}]: expected {schedule.n_jobs} durations, got {len(row)}"
+                )
+            for j, v in enumerate(row):
+                if not math.isfinite(v) or v <= 0:
+                    raise ValueError(
+                        f"{name}[{k}][{j}] = {v!r}: durations must be positive and finite"
+                    )
+    return rollout_s, train_s
+
+
+def simulate(
+    schedule: Schedule,
+    iterations: int,
+    discipline: Discipline = "static",
+    rollout_s: Sequence[Sequence[float]] | None = None,
+    train_s: Sequence[Sequence[float]] | None = None,
+) -> list[PhaseRecord]:
+    """Execute ``schedule`` until every job has run ``iterations`` meta-iterations.
+
+    Phase durations come from the schedule unless per-iteration tables
+    ``rollout_s[iteration][job]`` / ``train_s[iteration][job]`` are given (iteration
+    counted per job, so a job with multiplicity 2 uses two rows per meta-iteration).
+    Returns records sorted by start time, then node.
+    """
+    if iterations < 1:
+        raise ValueError(f"iterations = {iterations!r}: expected a positive integer")
+    if discipline not in ("static", "fifo"):
+        raise ValueError(f"discipline = {discipline!r}: expected 'static' or 'fifo'")
+    r_table, t_table = _durations(schedule, rollout_s, train_s)
+    phases = schedule.phases
+    mult = schedule.multiplicity()
+    chains = schedule.job_chains
+    chain_pos = {p: (j, i) for j, chain in enumerate(chains) for i, p in enumerate(chain)}
+
+    def duration(p: int, k: int) -> float:
+        ph = phases[p]
+        it = k * mult[ph.job] + ph.occurrence
+        table = r_table if ph.kind == "rollout" else t_table
+        if table is None:
+            return ph.duration_s
+        if it >= len(table):
+            raise ValueError(
+                f"{ph.kind}_s: needs at least {it + 1} rows for job {ph.job}, got {len(table)}"
+            )
+        return float(table[it][ph.job])
+
+    # Job progress: position in its chain and meta-iteration, and when it may go on.
+    job_ready_s = [0.0] * schedule.n_jobs
+    job_next = [(0, 0)] * schedule.n_jobs  # (chain index, meta-iteration)
+    node_free = dict.fromkeys(schedule.nodes(), True)
+    seq_of = dict(schedule.node_sequences)
+    node_ptr = {node: (0, 0) for node in seq_of}  # (position in sequence, meta-iteration)
+    fifo_queue: dict[NodeKey, list[tuple[int, int, int]]] = {node: [] for node in seq_of}
+    enqueue_seq = 0
+    events: list[tuple[float, int, int, int]] = []  # (end time, seq, phase, meta-iteration)
+    event_seq = 0
+    records: list[PhaseRecord] = []
+    total = sum(len(chain) for chain in chains) * iterations
+    done = 0
+
+    def start(p: int, k: int, now: float) -> None:
+        nonlocal event_seq
+        end = now + duration(p, k)
+        ph = phases[p]
+        it = k * mult[ph.job] + ph.occurrence
+        for node in ph.nodes:
+            node_free[node] = False
+            records.append(PhaseRecord(ph.job, ph.kind, node_label(node), it, now, end))
+        heapq.heappush(events, (end, event_seq, p, k))
+        event_seq += 1
+
+    def job_wants(j: int, now: float) -> tuple[int, int] | None:
+        idx, k = job_next[j]
+        if idx < 0 or k >= iterations or job_ready_s[j] > now:
+            return None
+        return chains[j][idx], k
+
+    def try_static(now: float) -> None:
+        progress = True
+        while progress:
+            progress = False
+            for j in range(schedule.n_jobs):
+                want = job_wants(j, now)
+                if want is None:
+                    continue
+                p, k = want
+                if all(
+                    node_free[node]
+                    and seq_of[node][node_ptr[node][0]] == p
+                    and node_ptr[node][1] == k
+                    for node in phases[p].nodes
+                ):
+                    job_next[j] = (-1, k)  # running
+                    start(p, k, now)
+                    progress = True
+
+    def enqueue(p: int, k: int) -> None:
+        nonlocal enqueue_seq
+        for node in phases[p].nodes:
+            fifo_queue[node].append((enqueue_seq, p, k))
+        enqueue_seq += 1
+
+    def try_fifo(now: float) -> None:
+        progress = True
+        while progress:
+            progress = False
+            heads = sorted(
+                {q[0] for q in fifo_queue.values() if q}, key=lambda item: item[0]
+            )
+            for seq_no, p, k in heads:
+                nodes = phases[p].nodes
+                if all(
+                    node_free[node] and fifo_queue[node] and fifo_queue[node][0][0] == seq_no
+                    for node in nodes
+                ):
+                    for node in nodes:
+                        fifo_queue[node].pop(0)
+                    start(p, k, now)
+                    progress = True
+                    break
+
+    releases: list[tuple[float, int, int]] = []  # (time, seq, job): a lagged job may go on
+    if discipline == "fifo":
+        first: list[int] = []
+        for _, seq in schedule.node_sequences:
+            for p in seq:
+                j = phases[p].job
+                if chains[j][0] == p and j not in first:
+                    first.append(j)
+        for j in first:
+            enqueue(chains[j][0], 0)
+    dispatch = try_fifo if discipline == "fifo" else try_static
+    dispatch(0.0)
+
+    while done < total:
+        if releases and (not events or releases[0][0] <= events[0][0]):
+            now, _, j = heapq.heappop(releases)
+            if discipline == "fifo":
+                idx, k = job_next[j]
+                enqueue(chains[j][idx], k)
+        elif events:
+            now, _, p, k = heapq.heappop(events)
+            done += 1
+            for node in phases[p].nodes:
+                node_free[node] = True
+                if discipline == "static":
+                    pos, nk = node_ptr[node]
+                    pos += 1
+                    if pos == len(seq_of[node]):
+                        pos, nk = 0, nk + 1
+                    node_ptr[node] = (pos, nk)
+            j, idx = chain_pos[p]
+            idx += 1
+            lag = 0.0
+            if idx == len(chains[j]):
+                idx, k, lag = 0, k + 1, schedule.lag_s[j]
+            job_next[j] = (idx, k)
+            job_ready_s[j] = now + lag
+            if k < iterations:
+                if lag > 0:
+                    heapq.heappush(releases, (now + lag, event_seq, j))
+                    event_seq += 1
+                elif discipline == "fifo":
+                    enqueue(chains[j][idx], k)
+        else:
+            raise DeadlockError(
+                "schedule deadlocks: no phase can start (node orders contradict job chains)"
+            )
+        dispatch(now)
+    records.sort(key=lambda r: (r.start_s, r.node, r.job))
+    return records
+
+
+def to_frame(records: Sequence[PhaseRecord]) -> pd.DataFrame:
+    """The per-phase table (columns :data:`PHASE_COLUMNS`)."""
+    return pd.DataFrame(
+        {
+            "job": [r.job for r in records],
+            "phase": [r.phase for r in records],
+            "node": [r.node for r in records],
+            "iteration": [r.iteration for r in records],
+            "start_s": [r.start_s for r in records],
+            "end_s": [r.end_s for r in records],
+        },
+        columns=list(PHASE_COLUMNS),
+    )
+
+
+def measured_period(
+    records: Sequence[PhaseRecord], schedule: Schedule, skip: int, max_cyclicity: int = 24
+) -> float:
+    """Meta-iteration time measured from a simulation, after ``skip`` warm-up meta-iterations.
+
+    Max-plus systems become periodic after a transient, possibly with a cyclicity
+    ``c > 1`` (increments repeat every ``c`` meta-iterations). Per job, we find the
+    smallest such ``c <= max_cyclicity`` in the increments of its first rollout's
+    start times and average over a whole number of cycles; without one, the plain
+    slope. Returns the maximum over jobs.
+    """
+    mult = schedule.multiplicity()
+    starts: dict[int, dict[int, float]] = {}
+    for r in records:
+        if r.phase == "rollout" and r.iteration % mult[r.job] == 0:
+            starts.setdefault(r.job, {})[r.iteration // mult[r.job]] = r.start_s
+    best = 0.0
+    for per_job in starts.values():
+        xs = [per_job[k] for k in sorted(per_job) if k >= skip]
+        if len(xs) < 3:
+            raise ValueError(
+                f"skip = {skip}: need at least 3 meta-iterations after it, got {len(xs)}"
+            )
+        inc = [b - a for a, b in itertools.pairwise(xs)]
+        tol = 1e-9 * max(1.0, max(abs(x) for x in xs))
+        estimate = (xs[-1] - xs[0]) / (len(xs) - 1)
+        for c in range(1, min(max_cyclicity, len(inc) // 2) + 1):
+            tail = inc[len(inc) % c :]
+            if all(abs(tail[i] - tail[i - c]) <= tol for i in range(c, len(tail))):
+                estimate = sum(tail[-c:]) / c
+                break
+        best = max(best, estimate)
+    return best
