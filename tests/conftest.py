@@ -33,5 +33,5 @@ def shared_traces() -> Path:
     """Path to ../shared/traces; skips the test when the folder is absent."""
     path = SHARED / "traces"
     if not path.is_dir():
-        pytest.skip(f"public traces not found at {path} (expected ../shared/traces beside the repo)")
+        pytest.skip(f"public traces not found at {path} (expected ../shared beside the repo)")
     return path

@@ -1,0 +1,359 @@
+"""The RL post-training job and its long-tailed response-length distribution.
+
+A job is a frozen record; fields left as ``None`` are filled from the hardware
+configuration's workload defaults or derived by :mod:`rollmux.phasetimes`.
+See docs/model-hardware.md ("Job model", "Response lengths").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import integrate, optimize, special, stats
+
+from rollmux.hardware import Hardware
+
+__all__ = ["OPTIONAL_FIELDS", "RLJob", "ResponseLengthDist", "response_length_dist"]
+
+
+def _is_missing(value: Any) -> bool:
+    """True for None and for float NaN (an empty CSV cell read by pandas)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _as_int(name: str, value: Any, minimum: int) -> int:
+    """Coerce an integral value (int, numpy int, or integral float) to int >= ``minimum``."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if isinstance(value, Integral):
+        out = int(value)
+    elif isinstance(value, Real) and math.isfinite(float(value)) and float(value).is_integer():
+        out = int(float(value))
+    else:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if out < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return out
+
+
+def _as_float(name: str, value: Any, *, minimum: float, strict: bool) -> float:
+    """Coerce a real number to a finite float above (``strict``) or at ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    out = float(value)
+    bad = out <= minimum if strict else out < minimum
+    if not math.isfinite(out) or bad:
+        relation = ">" if strict else ">="
+        raise ValueError(f"{name} must be finite and {relation} {minimum}, got {value!r}")
+    return out
+
+
+# Optional fields: None means "take the default / derive from the model".
+OPTIONAL_FIELDS: tuple[str, ...] = (
+    "mean_response_tokens",
+    "response_len_sigma",
+    "prompt_tokens",
+    "prompts_per_iter",
+    "responses_per_prompt",
+    "rollout_mem_gb_per_node",
+    "train_mem_gb_per_node",
+    "rollout_s",
+    "train_s",
+    "rollout_max_s",
+    "train_max_s",
+    "sync_s",
+    "warm_switch_s",
+    "cold_switch_s",
+)
+
+
+@dataclass(frozen=True)
+class RLJob:
+    """One on-policy RL post-training job (model, response lengths, GPUs, SLO, phases)."""
+
+    job_id: str
+    model_size_b: float
+    max_response_tokens: int
+    mean_response_tokens: float | None = None
+    response_len_sigma: float | None = None
+    prompt_tokens: int | None = None
+    prompts_per_iter: int | None = None
+    responses_per_prompt: int | None = None
+    turns: int = 1
+    rollout_gpus: int = 8
+    rollout_gpu_type: str = "H20"
+    train_gpus: int = 8
+    train_gpu_type: str = "H800"
+    rollout_mem_gb_per_node: float | None = None
+    train_mem_gb_per_node: float | None = None
+    slo: float = 1.5
+    arrival_s: float = 0.0
+    iterations: int = 100
+    rollout_s: float | None = None
+    train_s: float | None = None
+    rollout_max_s: float | None = None
+    train_max_s: float | None = None
+    sync_s: float | None = None
+    warm_switch_s: float | None = None
+    cold_switch_s: float | None = None
+    workload: str = ""
+
+    def __post_init__(self) -> None:
+        """Validate every field; ValueError names the field and the offending value."""
+        for f in fields(self):
+            if f.name in OPTIONAL_FIELDS and _is_missing(getattr(self, f.name)):
+                object.__setattr__(self, f.name, None)
+        if not isinstance(self.job_id, str) or not self.job_id:
+            raise ValueError(f"job_id must be a non-empty string, got {self.job_id!r}")
+        for name in ("rollout_gpu_type", "train_gpu_type"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+        if not isinstance(self.workload, str):
+            raise ValueError(f"workload must be a string, got {self.workload!r}")
+
+        def set_(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        set_("model_size_b", _as_float("model_size_b", self.model_size_b, minimum=0, strict=True))
+        set_("max_response_tokens", _as_int("max_response_tokens", self.max_response_tokens, 2))
+        for name in ("turns", "rollout_gpus", "train_gpus", "iterations"):
+            set_(name, _as_int(name, getattr(self, name), 1))
+        for name in ("prompt_tokens", "prompts_per_iter", "responses_per_prompt"):
+            if getattr(self, name) is not None:
+                set_(name, _as_int(name, getattr(self, name), 1))
+        set_("slo", self._check_slo(self.slo))
+        set_("arrival_s", _as_float("arrival_s", self.arrival_s, minimum=0, strict=False))
+        positive = ("response_len_sigma", "rollout_mem_gb_per_node", "train_mem_gb_per_node",
+                    "rollout_s", "train_s", "rollout_max_s", "train_max_s")
+        for name in positive:
+            if getattr(self, name) is not None:
+                set_(name, _as_float(name, getattr(self, name), minimum=0, strict=True))
+        for name in ("sync_s", "warm_switch_s", "cold_switch_s"):
+            if getattr(self, name) is not None:
+                set_(name, _as_float(name, getattr(self, name), minimum=0, strict=False))
+        if self.mean_response_tokens is not None:
+            mean = _as_float(
+                "mean_response_tokens", self.mean_response_tokens, minimum=1, strict=True
+            )
+            if mean >= self.max_response_tokens:
+                raise ValueError(
+                    "mean_response_tokens must be below max_response_tokens "
+                    f"({self.max_response_tokens}), got {self.mean_response_tokens!r}"
+                )
+            set_("mean_response_tokens", mean)
+        for expected, worst in (("rollout_s", "rollout_max_s"), ("train_s", "train_max_s")):
+            lo, hi = getattr(self, expected), getattr(self, worst)
+            if lo is not None and hi is not None and hi < lo:
+                raise ValueError(f"{worst} must be >= {expected} ({lo!r}), got {hi!r}")
+        if (
+            self.warm_switch_s is not None
+            and self.cold_switch_s is not None
+            and self.cold_switch_s < self.warm_switch_s
+        ):
+            raise ValueError(
+                f"cold_switch_s must be >= warm_switch_s ({self.warm_switch_s!r}), "
+                f"got {self.cold_switch_s!r}"
+            )
+
+    @staticmethod
+    def _check_slo(value: Any) -> float:
+        """The SLO is a maximum slowdown versus running alone, so it cannot be below 1."""
+        if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+            raise ValueError(f"slo must be a finite number >= 1, got {value!r}")
+        if value < 1:
+            raise ValueError(
+                f"slo must be >= 1 (a maximum slowdown versus running alone), got {value!r}"
+            )
+        return float(value)
+
+    def resolved_mean_response_tokens(self, hw: Hardware) -> float:
+        """The mean response length, or the workload default fraction of the maximum."""
+        if self.mean_response_tokens is not None:
+            return self.mean_response_tokens
+        return hw.workload.mean_response_fraction * self.max_response_tokens
+
+    def resolved_sigma(self, hw: Hardware) -> float:
+        """The lognormal shape of response lengths, or the workload default."""
+        if self.response_len_sigma is not None:
+            return self.response_len_sigma
+        return hw.workload.response_len_sigma
+
+    def resolved_prompt_tokens(self, hw: Hardware) -> int:
+        """Prompt length in tokens, or the workload default."""
+        return self.prompt_tokens if self.prompt_tokens is not None else hw.workload.prompt_tokens
+
+    def resolved_prompts_per_iter(self, hw: Hardware) -> int:
+        """Prompts per iteration, or the workload default."""
+        if self.prompts_per_iter is not None:
+            return self.prompts_per_iter
+        return hw.workload.prompts_per_iter
+
+    def resolved_responses_per_prompt(self, hw: Hardware) -> int:
+        """Responses sampled per prompt, or the workload default."""
+        if self.responses_per_prompt is not None:
+            return self.responses_per_prompt
+        return hw.workload.responses_per_prompt
+
+    def responses_per_iter(self, hw: Hardware) -> int:
+        """Number of responses generated per iteration (prompts x responses per prompt)."""
+        return self.resolved_prompts_per_iter(hw) * self.resolved_responses_per_prompt(hw)
+
+
+def _log_interval_mass(lo: float, hi: float) -> float:
+    """log P(lo < Z < hi) for a standard normal, stable far into either tail."""
+    if lo > 0:
+        lo, hi = -hi, -lo
+    log_hi, log_lo = float(special.log_ndtr(hi)), float(special.log_ndtr(lo))
+    return log_hi + math.log1p(-math.exp(log_lo - log_hi))
+
+
+@dataclass(frozen=True)
+class ResponseLengthDist:
+    """Lognormal response length truncated to [min_tokens, max_tokens] with a given mean.
+
+    ``mu`` is solved so that the truncated (conditional) mean equals ``mean_tokens``.
+    Lengths are continuous token counts; callers that need integers round them.
+    """
+
+    max_tokens: float
+    mean_tokens: float
+    sigma: float
+    min_tokens: float = 1.0
+
+    def __post_init__(self) -> None:
+        """Validate the bounds, mean and shape, then solve for ``mu``."""
+        lo = _as_float("min_tokens", self.min_tokens, minimum=0, strict=True)
+        hi = _as_float("max_tokens", self.max_tokens, minimum=lo, strict=True)
+        mean = _as_float("mean_tokens", self.mean_tokens, minimum=lo, strict=True)
+        if mean >= hi:
+            raise ValueError(
+                f"mean_tokens must be below max_tokens ({hi}), got {self.mean_tokens!r}"
+            )
+        sigma = _as_float("sigma", self.sigma, minimum=0, strict=True)
+        object.__setattr__(self, "min_tokens", lo)
+        object.__setattr__(self, "max_tokens", hi)
+        object.__setattr__(self, "mean_tokens", mean)
+        object.__setattr__(self, "sigma", sigma)
+        object.__setattr__(self, "_mu", self._solve_mu())
+
+    @property
+    def mu(self) -> float:
+        """Location of log(length) before truncation."""
+        return float(self._mu)  # type: ignore[attr-defined]
+
+    def _bounds(self, mu: float) -> tuple[float, float]:
+        """Standardised truncation bounds of log(length) for a given ``mu``."""
+        return (
+            (math.log(self.min_tokens) - mu) / self.sigma,
+            (math.log(self.max_tokens) - mu) / self.sigma,
+        )
+
+    def _moment_at(self, mu: float, k: float) -> float:
+        """E[L^k] of the truncated lognormal with location ``mu`` (log-space, no underflow)."""
+        a, b = self._bounds(mu)
+        log_num = _log_interval_mass(a - k * self.sigma, b - k * self.sigma)
+        log_z = _log_interval_mass(a, b)
+        return math.exp(k * mu + 0.5 * k * k * self.sigma**2 + log_num - log_z)
+
+    def _solve_mu(self) -> float:
+        """Find mu with truncated mean = mean_tokens (the mean is increasing in mu)."""
+        log_lo, log_hi = math.log(self.min_tokens), math.log(self.max_tokens)
+        span = 6.0 * self.sigma + 1.0
+        a, b = log_lo - span, log_hi + span
+
+        def gap(mu: float) -> float:
+            return self._moment_at(mu, 1.0) - self.mean_tokens
+
+        # Widen the bracket until it straddles the root; the limits are min and max tokens.
+        for _ in range(40):
+            if gap(a) < 0 < gap(b):
+                break
+            span *= 2.0
+            a, b = a - span, b + span
+        else:  # pragma: no cover - the mean is strictly inside (min, max)
+            raise ValueError(f"mean_tokens {self.mean_tokens!r} cannot be matched with sigma")
+        return float(optimize.brentq(gap, a, b, xtol=1e-12, rtol=1e-12, maxiter=500))
+
+    def _lognorm_trunc(self) -> Any:
+        """The truncated normal distribution of log(length)."""
+        a, b = self._bounds(self.mu)
+        return stats.truncnorm(a, b, loc=self.mu, scale=self.sigma)
+
+    def mean(self) -> float:
+        """Expected response length in tokens."""
+        return self._moment_at(self.mu, 1.0)
+
+    def moment(self, k: float) -> float:
+        """E[L^k] in tokens^k (k = 2 drives the KV-cache read volume)."""
+        return self._moment_at(self.mu, float(k))
+
+    def cdf(self, tokens: float | NDArray[np.float64]) -> NDArray[np.float64]:
+        """P(L <= tokens)."""
+        x = np.clip(np.asarray(tokens, dtype=float), self.min_tokens, self.max_tokens)
+        return np.asarray(self._lognorm_trunc().cdf(np.log(x)), dtype=float)
+
+    def quantile(self, q: float | NDArray[np.float64]) -> NDArray[np.float64] | float:
+        """The length at cumulative probability ``q`` in [0, 1]."""
+        arr = np.asarray(q, dtype=float)
+        if np.any(~np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
+            raise ValueError(f"q must be in [0, 1], got {q!r}")
+        out = np.clip(np.exp(self._lognorm_trunc().ppf(arr)), self.min_tokens, self.max_tokens)
+        return float(out) if out.ndim == 0 else out
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> NDArray[np.float64]:
+        """Draw lengths by inverse-CDF sampling (deterministic for a seeded generator)."""
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}")
+        u = rng.random(size)
+        out = np.exp(self._lognorm_trunc().ppf(u))
+        return np.clip(out, self.min_tokens, self.max_tokens)
+
+    def expected_max(self, n: int) -> float:
+        """Expected longest of ``n`` independent lengths, by exact integration.
+
+        E[max] = min + integral over [min, max] of (1 - F(x)^n) dx, done in log-space
+        because F rises steeply near the top of a long tail.
+        """
+        n = _as_int("n", n, 1)
+        if n == 1:
+            return self.mean()
+        a, b = self._bounds(self.mu)
+        log_mass = _log_interval_mass(a, b)
+        log_lo, log_hi = math.log(self.min_tokens), math.log(self.max_tokens)
+
+        def integrand(u: float) -> float:
+            z = (u - self.mu) / self.sigma
+            if z >= b:
+                return 0.0
+            upper = math.exp(_log_interval_mass(max(z, a), b) - log_mass)
+            if upper >= 1.0:
+                return math.exp(u)
+            # 1 - F^n computed as -expm1(n log F) keeps precision when F is close to 1.
+            return -math.expm1(n * math.log1p(-upper)) * math.exp(u)
+
+        knee = float(np.log(self.quantile(1.0 - 1.0 / (n + 1))))
+        points = [p for p in (knee,) if log_lo < p < log_hi]
+        value, _ = integrate.quad(integrand, log_lo, log_hi, points=points, limit=200)
+        return float(min(self.max_tokens, self.min_tokens + value))
+
+
+def response_length_dist(job: RLJob, hw: Hardware) -> ResponseLengthDist:
+    """The response-length distribution of ``job`` (defaults from ``hw.workload``)."""
+    mean = job.resolved_mean_response_tokens(hw)
+    if job.mean_response_tokens is None and mean <= 1.0:
+        # The default mean is a fraction of the maximum; it must stay above one token.
+        raise ValueError(
+            f"max_response_tokens={job.max_response_tokens} is too small for the default mean "
+            f"fraction {hw.workload.mean_response_fraction}; give mean_response_tokens"
+        )
+    return ResponseLengthDist(
+        max_tokens=float(job.max_response_tokens),
+        mean_tokens=mean,
+        sigma=job.resolved_sigma(hw),
+    )
