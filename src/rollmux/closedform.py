@@ -1,0 +1,407 @@
+"""Closed-form per-job models: Solo-D, veRL-style co-location and the fluid lower bound.
+
+Every function takes plain numbers wrapped in the small frozen dataclasses below
+(:class:`JobPhases`, :class:`GPUSpec`, :class:`PoolSpec`), so that each model can be
+checked against literals without the hardware or phase-time models. Thin adapters
+from ``(RLJob, Hardware)`` live at the bottom of the module. The equations, with the
+paper section each comes from, are written out in docs/model-closedform.md.
+
+Conventions: durations in seconds, prices in USD per GPU-hour, bandwidths in GB/s.
+*Busy* GPU-seconds count useful phase work only (rollout and training); engine
+switches and weight sync occupy GPUs without doing that work, so they count as
+bubble. Hence for every model ``bubble_fraction = 1 - utilisation``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from numbers import Integral, Real
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rollmux.hardware import Hardware
+    from rollmux.jobs import RLJob
+    from rollmux.phasetimes import PhaseTimes
+
+SECONDS_PER_HOUR = 3600.0
+
+__all__ = [
+    "DEFAULT_POOLS",
+    "H20",
+    "H800",
+    "FleetCost",
+    "GPUSpec",
+    "JobPhases",
+    "PoolSpec",
+    "SoloDMetrics",
+    "VerlMetrics",
+    "colocated_rollout_s",
+    "fluid_cost_usd_per_h",
+    "fluid_cost_usd_per_iteration",
+    "job_phases_from_rljob",
+    "pools_from_hardware",
+    "solo_d",
+    "solo_d_fleet",
+    "verl",
+    "verl_fleet",
+]
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def check_positive(name: str, value: float) -> float:
+    """Return ``value`` as a float, or raise ``ValueError`` unless it is finite and > 0."""
+    out = _as_float(name, value)
+    if not math.isfinite(out) or out <= 0.0:
+        raise ValueError(f"{name} = {value!r}: must be positive and finite")
+    return out
+
+
+def check_non_negative(name: str, value: float) -> float:
+    """Return ``value`` as a float, or raise ``ValueError`` unless it is finite and >= 0."""
+    out = _as_float(name, value)
+    if not math.isfinite(out) or out < 0.0:
+        raise ValueError(f"{name} = {value!r}: must be non-negative and finite")
+    return out
+
+
+def check_count(name: str, value: int, minimum: int = 1) -> int:
+    """Return ``value`` as an int, or raise ``ValueError`` unless it is an integer >= minimum."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
+        raise ValueError(f"{name} = {value!r}: must be an integer >= {minimum}")
+    return int(value)
+
+
+def check_positive_int(name: str, value: int) -> int:
+    """Return ``value`` as an int, or raise ``ValueError`` unless it is an integer >= 1."""
+    return check_count(name, value, 1)
+
+
+def _as_float(name: str, value: object) -> float:
+    """``value`` as a float; bools, strings and other non-numbers raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name} = {value!r}: expected a number")
+    return float(value)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True, slots=True)
+class GPUSpec:
+    """One GPU type as the cost models see it: its hourly price and HBM bandwidth."""
+
+    name: str
+    usd_per_h: float
+    hbm_bw_gbps: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name = {self.name!r}: must be a non-empty string")
+        object.__setattr__(self, "usd_per_h", check_positive("usd_per_h", self.usd_per_h))
+        object.__setattr__(self, "hbm_bw_gbps", check_positive("hbm_bw_gbps", self.hbm_bw_gbps))
+
+
+# Public specs and the project's estimated prices (notes section 6: H800 = 2.85 x H20).
+H20 = GPUSpec("H20", usd_per_h=1.85, hbm_bw_gbps=4000.0)
+H800 = GPUSpec("H800", usd_per_h=5.28, hbm_bw_gbps=3350.0)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolSpec:
+    """The two GPU pools of a disaggregated cluster: rollout (inference) and training."""
+
+    rollout: GPUSpec = H20
+    train: GPUSpec = H800
+
+    def cost_usd_per_h(self, rollout_gpus: int, train_gpus: int) -> float:
+        """Hourly price of ``rollout_gpus`` rollout GPUs plus ``train_gpus`` training GPUs."""
+        n_r = check_count("rollout_gpus", rollout_gpus, 0)
+        n_t = check_count("train_gpus", train_gpus, 0)
+        return n_r * self.rollout.usd_per_h + n_t * self.train.usd_per_h
+
+
+DEFAULT_POOLS = PoolSpec()
+
+
+@dataclass(frozen=True, slots=True)
+class JobPhases:
+    """One RL job's per-iteration phase durations (s) and GPU counts.
+
+    ``rollout_s``/``train_s`` are expected (nominal) durations on the job's own
+    ``rollout_gpus`` rollout GPUs and ``train_gpus`` training GPUs; ``sync_s`` the
+    cross-cluster weight sync; ``warm_switch_s`` the cost of (re)loading the job's
+    state from host memory when a GPU set changes hands; ``rollout_max_s`` and
+    ``train_max_s`` the worst-case (every response at max tokens) durations used for
+    admission (default: the nominal ones).
+    """
+
+    rollout_s: float
+    train_s: float
+    sync_s: float = 0.0
+    rollout_gpus: int = 8
+    train_gpus: int = 8
+    warm_switch_s: float = 0.0
+    rollout_max_s: float | None = None
+    train_max_s: float | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "rollout_s", check_positive("rollout_s", self.rollout_s))
+        set_(self, "train_s", check_positive("train_s", self.train_s))
+        set_(self, "sync_s", check_non_negative("sync_s", self.sync_s))
+        set_(self, "rollout_gpus", check_positive_int("rollout_gpus", self.rollout_gpus))
+        set_(self, "train_gpus", check_positive_int("train_gpus", self.train_gpus))
+        set_(self, "warm_switch_s", check_non_negative("warm_switch_s", self.warm_switch_s))
+        for name, nominal in (("rollout_max_s", self.rollout_s), ("train_max_s", self.train_s)):
+            value = getattr(self, name)
+            if value is None:
+                set_(self, name, nominal)
+                continue
+            worst = check_positive(name, value)
+            if worst < nominal:
+                raise ValueError(
+                    f"{name} = {value!r}: the worst case must be >= the nominal {nominal!r}"
+                )
+            set_(self, name, worst)
+
+    @property
+    def solo_iteration_s(self) -> float:
+        """Iteration time alone on its own GPUs: rollout + train + sync (notes section 3)."""
+        return self.rollout_s + self.train_s + self.sync_s
+
+    def worst_case(self) -> JobPhases:
+        """The same job with its worst-case (max-token) phase durations as the nominal ones."""
+        return replace(self, rollout_s=self.rollout_max_s, train_s=self.train_max_s)
+
+    def busy_gpu_s(self) -> tuple[float, float]:
+        """Useful GPU-seconds per iteration on the (rollout, training) pools."""
+        return self.rollout_s * self.rollout_gpus, self.train_s * self.train_gpus
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+@dataclass(frozen=True, slots=True)
+class FleetCost:
+    """Throughput and hourly cost of a set of jobs.
+
+    ``iterations_per_h`` counts raw iterations, so a job with short iterations weighs
+    more; ``normalised_throughput`` sums each job's speed relative to running Solo-D
+    (``T_solo_j / T_j``: n for n Solo-D jobs), which compares unequal jobs fairly.
+    """
+
+    iterations_per_h: float
+    cost_usd_per_h: float
+    normalised_throughput: float
+
+    @property
+    def iterations_per_usd(self) -> float:
+        """Iterations per dollar (= iterations per hour per dollar-per-hour)."""
+        return self.iterations_per_h / self.cost_usd_per_h
+
+    @property
+    def normalised_throughput_per_usd_h(self) -> float:
+        """Solo-equivalent jobs kept running per dollar-per-hour."""
+        return self.normalised_throughput / self.cost_usd_per_h
+
+
+@dataclass(frozen=True, slots=True)
+class SoloDMetrics:
+    """Solo-D (one job alone on its own rollout and training GPUs) per-iteration metrics."""
+
+    iteration_s: float
+    rollout_utilisation: float
+    train_utilisation: float
+    cost_usd_per_h: float
+
+    @property
+    def rollout_bubble_fraction(self) -> float:
+        """Share of provisioned rollout GPU-seconds left idle."""
+        return 1.0 - self.rollout_utilisation
+
+    @property
+    def train_bubble_fraction(self) -> float:
+        """Share of provisioned training GPU-seconds left idle."""
+        return 1.0 - self.train_utilisation
+
+    @property
+    def cost_usd_per_iteration(self) -> float:
+        """GPU cost of one iteration."""
+        return self.cost_usd_per_h * self.iteration_s / SECONDS_PER_HOUR
+
+    @property
+    def iterations_per_usd(self) -> float:
+        """Iterations per dollar."""
+        return 1.0 / self.cost_usd_per_iteration
+
+
+@dataclass(frozen=True, slots=True)
+class VerlMetrics:
+    """veRL-style co-location (every phase on the job's own training GPUs) metrics."""
+
+    iteration_s: float
+    rollout_s: float
+    train_s: float
+    switch_s: float
+    gpus: int
+    cost_usd_per_h: float
+
+    @property
+    def utilisation(self) -> float:
+        """Share of provisioned GPU-seconds doing rollout or training work."""
+        return (self.rollout_s + self.train_s) / self.iteration_s
+
+    @property
+    def bubble_fraction(self) -> float:
+        """Share of provisioned GPU-seconds spent switching engines."""
+        return 1.0 - self.utilisation
+
+    @property
+    def cost_usd_per_iteration(self) -> float:
+        """GPU cost of one iteration."""
+        return self.cost_usd_per_h * self.iteration_s / SECONDS_PER_HOUR
+
+    @property
+    def iterations_per_usd(self) -> float:
+        """Iterations per dollar."""
+        return 1.0 / self.cost_usd_per_iteration
+
+
+# --------------------------------------------------------------------------- models
+
+
+def solo_d(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS) -> SoloDMetrics:
+    """Solo-D: the job alone on its rollout and training GPUs, phases strictly in sequence.
+
+    T = rollout + train + sync; the rollout pool idles during train + sync and the
+    training pool during rollout + sync (notes sections 1 and 6).
+    """
+    iteration_s = job.solo_iteration_s
+    return SoloDMetrics(
+        iteration_s=iteration_s,
+        rollout_utilisation=job.rollout_s / iteration_s,
+        train_utilisation=job.train_s / iteration_s,
+        cost_usd_per_h=pools.cost_usd_per_h(job.rollout_gpus, job.train_gpus),
+    )
+
+
+def colocated_rollout_s(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS) -> float:
+    """Rollout time on the job's training GPUs: decode is HBM-bandwidth bound, so it scales
+    with the aggregate bandwidth, ``rollout_s * (n_r * bw_r) / (n_t * bw_t)``."""
+    rollout_bw = job.rollout_gpus * pools.rollout.hbm_bw_gbps
+    train_bw = job.train_gpus * pools.train.hbm_bw_gbps
+    return job.rollout_s * rollout_bw / train_bw
+
+
+def verl(
+    job: JobPhases, pools: PoolSpec = DEFAULT_POOLS, switch_s: float | None = None
+) -> VerlMetrics:
+    """veRL-style co-location: rollout and training time-share the job's training GPUs.
+
+    T = rollout_colocated + train + 2 * switch (one engine switch rollout -> train and one
+    train -> rollout per iteration; the in-place weight reshard is part of the switch, and
+    there is no cross-cluster sync). ``switch_s`` defaults to the job's warm switch.
+    """
+    switch = job.warm_switch_s if switch_s is None else check_non_negative("switch_s", switch_s)
+    rollout_s = colocated_rollout_s(job, pools)
+    return VerlMetrics(
+        iteration_s=rollout_s + job.train_s + 2.0 * switch,
+        rollout_s=rollout_s,
+        train_s=job.train_s,
+        switch_s=switch,
+        gpus=job.train_gpus,
+        cost_usd_per_h=pools.cost_usd_per_h(0, job.train_gpus),
+    )
+
+
+def fluid_cost_usd_per_iteration(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS) -> float:
+    """Fluid lower bound: one iteration's useful GPU-seconds, each priced, no bubble at all.
+
+    ``(n_r * rollout_s * p_r + n_t * train_s * p_t) / 3600``. It bounds every model that
+    runs rollout on rollout GPUs and training on training GPUs. It bounds veRL too
+    when the rollout GPU is no dearer per unit HBM bandwidth (p_r / bw_r <= p_t / bw_t).
+    """
+    rollout_gpu_s, train_gpu_s = job.busy_gpu_s()
+    usd_s = rollout_gpu_s * pools.rollout.usd_per_h + train_gpu_s * pools.train.usd_per_h
+    return usd_s / SECONDS_PER_HOUR
+
+
+def fluid_cost_usd_per_h(jobs: Sequence[JobPhases], pools: PoolSpec = DEFAULT_POOLS) -> float:
+    """Fluid lower bound per hour for ``jobs`` running concurrently at their solo rates."""
+    _check_jobs(jobs)
+    return sum(
+        fluid_cost_usd_per_iteration(job, pools) * SECONDS_PER_HOUR / job.solo_iteration_s
+        for job in jobs
+    )
+
+
+def solo_d_fleet(jobs: Sequence[JobPhases], pools: PoolSpec = DEFAULT_POOLS) -> FleetCost:
+    """Iterations per hour and hourly cost of ``jobs`` each run Solo-D."""
+    _check_jobs(jobs)
+    metrics = [solo_d(job, pools) for job in jobs]
+    return FleetCost(
+        iterations_per_h=sum(SECONDS_PER_HOUR / m.iteration_s for m in metrics),
+        cost_usd_per_h=sum(m.cost_usd_per_h for m in metrics),
+        normalised_throughput=float(len(metrics)),
+    )
+
+
+def verl_fleet(
+    jobs: Sequence[JobPhases], pools: PoolSpec = DEFAULT_POOLS, switch_s: float | None = None
+) -> FleetCost:
+    """Iterations per hour and hourly cost of ``jobs`` each run veRL-style co-located."""
+    _check_jobs(jobs)
+    metrics = [verl(job, pools, switch_s) for job in jobs]
+    return FleetCost(
+        iterations_per_h=sum(SECONDS_PER_HOUR / m.iteration_s for m in metrics),
+        cost_usd_per_h=sum(m.cost_usd_per_h for m in metrics),
+        normalised_throughput=sum(
+            job.solo_iteration_s / m.iteration_s for job, m in zip(jobs, metrics, strict=True)
+        ),
+    )
+
+
+def _check_jobs(jobs: Sequence[JobPhases]) -> None:
+    if isinstance(jobs, JobPhases) or not isinstance(jobs, Sequence) or not jobs:
+        raise ValueError(f"jobs = {jobs!r}: expected a non-empty sequence of JobPhases")
+    for i, job in enumerate(jobs):
+        if not isinstance(job, JobPhases):
+            raise ValueError(f"jobs[{i}] = {job!r}: expected a JobPhases")
+
+
+# --------------------------------------------------------------------------- adapters
+
+
+def pools_from_hardware(
+    hw: Hardware, rollout_gpu_type: str = "H20", train_gpu_type: str = "H800"
+) -> PoolSpec:
+    """The :class:`PoolSpec` of a :class:`rollmux.hardware.Hardware` for two GPU types."""
+    specs = []
+    for gpu_type in (rollout_gpu_type, train_gpu_type):
+        gpu = hw.gpu(gpu_type)
+        specs.append(GPUSpec(gpu.name, gpu.price_usd_per_h, gpu.hbm_bw_gbps))
+    return PoolSpec(rollout=specs[0], train=specs[1])
+
+
+def job_phases_from_rljob(
+    job: RLJob, hw: Hardware, times: PhaseTimes | None = None
+) -> JobPhases:
+    """The :class:`JobPhases` of an :class:`rollmux.jobs.RLJob` from the phase-time model."""
+    if times is None:
+        from rollmux.phasetimes import phase_times
+
+        times = phase_times(job, hw)
+    return JobPhases(
+        rollout_s=times.rollout_s,
+        train_s=times.train_s,
+        sync_s=times.sync_s,
+        rollout_gpus=job.rollout_gpus,
+        train_gpus=job.train_gpus,
+        warm_switch_s=times.warm_switch_s,
+        rollout_max_s=times.rollout_max_s,
+        train_max_s=times.train_max_s,
+    )

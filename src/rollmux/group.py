@@ -1,0 +1,494 @@
+"""Co-execution groups: jobs pinned to shared rollout and training nodes (notes section 2).
+
+A :class:`CoExecutionGroup` is a value: its jobs, the rollout and training node ids it
+declares (and pays for), and each job's pinning. Construction validates the pinning
+and the host-memory residency constraint (notes section 3, constraint 1);
+:meth:`CoExecutionGroup.metrics` evaluates the round-robin meta-iteration exactly
+(max-plus steady state, :func:`rollmux.schedule.meta_iteration_time`) and derives
+saturation, slowdowns, SLO checks, utilisation, cost and the fluid bound. Equations:
+docs/model-closedform.md.
+
+How overheads enter the group model (a modelling choice, documented there too):
+
+* A job's *effective training phase* is ``train_s + sync_s`` (the training GPUs push
+  the new weights before the job's next rollout may start, so they stay held), plus
+  ``warm_switch_s`` when any of its training nodes is shared with another job.
+* A job's *effective rollout phase* is ``rollout_s``, plus ``warm_switch_s`` when any
+  of its rollout nodes is shared with another job.
+* A job alone on its nodes pays no switch, so a one-job group reproduces Solo-D.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from numbers import Real
+from typing import TYPE_CHECKING
+
+from rollmux.closedform import (
+    DEFAULT_POOLS,
+    SECONDS_PER_HOUR,
+    FleetCost,
+    JobPhases,
+    PoolSpec,
+    check_non_negative,
+    check_positive,
+    check_positive_int,
+    fluid_cost_usd_per_iteration,
+    job_phases_from_rljob,
+)
+from rollmux.schedule import meta_iteration_time
+
+if TYPE_CHECKING:
+    from rollmux.hardware import Hardware
+    from rollmux.jobs import RLJob
+    from rollmux.phasetimes import PhaseTimes
+
+NodeId = int | str
+
+# Relative tolerance for comparing times that come out of different float sums.
+REL_TOL = 1e-9
+
+__all__ = [
+    "CoExecutionGroup",
+    "GroupJob",
+    "GroupMetrics",
+    "GroupStatus",
+    "NodeCapacity",
+    "NodeId",
+    "group_job_from_rljob",
+    "node_capacity_from_hardware",
+]
+
+
+def _check_node_id(name: str, node: object) -> NodeId:
+    """Return ``node`` if it is a valid node id (int >= 0 or non-empty str), else raise."""
+    if isinstance(node, bool) or not (
+        (isinstance(node, int) and node >= 0) or (isinstance(node, str) and node)
+    ):
+        raise ValueError(f"{name} = {node!r}: a node id must be an int >= 0 or a non-empty str")
+    return node  # type: ignore[return-value]
+
+
+def _node_tuple(name: str, nodes: object) -> tuple[NodeId, ...]:
+    """Normalise a node id or a collection of node ids to a non-empty tuple without repeats."""
+    if isinstance(nodes, int | str):
+        return (_check_node_id(name, nodes),)
+    if not isinstance(nodes, Sequence):
+        raise ValueError(f"{name} = {nodes!r}: expected a node id or a sequence of node ids")
+    out = tuple(_check_node_id(f"{name}[{i}]", n) for i, n in enumerate(nodes))
+    if not out:
+        raise ValueError(f"{name} = {nodes!r}: expected at least one node id")
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name} = {nodes!r}: repeated node id")
+    return out
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True, slots=True)
+class NodeCapacity:
+    """A worker node: GPUs per node and host memory for warm-resident job state."""
+
+    gpus_per_node: int = 8
+    host_mem_gb: float = 2048.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "gpus_per_node", check_positive_int("gpus_per_node", self.gpus_per_node)
+        )
+        object.__setattr__(self, "host_mem_gb", check_positive("host_mem_gb", self.host_mem_gb))
+
+
+@dataclass(frozen=True, slots=True)
+class GroupJob:
+    """A job inside a group: its phases, its node pinning, its SLO and its resident state.
+
+    ``rollout_nodes``/``train_nodes`` accept one node id or a sequence of ids (a job
+    spanning several nodes runs gang-scheduled on all of them). ``slo`` is the largest
+    acceptable slowdown versus solo (``inf``: none). ``*_mem_gb_per_node`` is the host
+    memory its warm-resident state takes on each node it is pinned to.
+    """
+
+    phases: JobPhases
+    rollout_nodes: tuple[NodeId, ...]
+    train_nodes: tuple[NodeId, ...]
+    slo: float = math.inf
+    rollout_mem_gb_per_node: float = 0.0
+    train_mem_gb_per_node: float = 0.0
+    job_id: str = ""
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if not isinstance(self.phases, JobPhases):
+            raise ValueError(f"phases = {self.phases!r}: expected a JobPhases")
+        set_(self, "rollout_nodes", _node_tuple("rollout_nodes", self.rollout_nodes))
+        set_(self, "train_nodes", _node_tuple("train_nodes", self.train_nodes))
+        is_number = isinstance(self.slo, Real) and not isinstance(self.slo, bool)
+        slo = float(self.slo) if is_number else math.nan
+        if math.isnan(slo) or slo < 1.0:
+            raise ValueError(f"slo = {self.slo!r}: must be a slowdown >= 1 (or inf for none)")
+        set_(self, "slo", slo)
+        for name in ("rollout_mem_gb_per_node", "train_mem_gb_per_node"):
+            set_(self, name, check_non_negative(name, getattr(self, name)))
+        if not isinstance(self.job_id, str):
+            raise ValueError(f"job_id = {self.job_id!r}: must be a string")
+
+    def worst_case(self) -> GroupJob:
+        """The same job with worst-case (max-token) phase durations."""
+        return replace(self, phases=self.phases.worst_case())
+
+
+class GroupStatus(StrEnum):
+    """Fig. 6 of the paper: the bottleneck node's load against the longest solo chain."""
+
+    UNDER_UTILISED = "under-utilised"  # T_load < T_cycle
+    FULL = "full"  # T_load == T_cycle
+    SATURATED = "saturated"  # T_load > T_cycle
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+@dataclass(frozen=True, slots=True)
+class GroupMetrics:
+    """Steady-state metrics of one co-execution group (one meta-iteration)."""
+
+    n_jobs: int
+    t_cycle_s: float
+    t_load_s: float
+    status: GroupStatus
+    meta_iteration_s: float
+    solo_iteration_s: tuple[float, ...]
+    slo: tuple[float, ...]
+    rollout_utilisation: float
+    train_utilisation: float
+    cost_usd_per_h: float
+    fluid_cost_usd_per_meta_iteration: float
+    node_load_s: tuple[tuple[tuple[str, NodeId], float], ...] = field(default=())
+
+    @property
+    def job_iteration_s(self) -> tuple[float, ...]:
+        """Each job's co-execution iteration time: one iteration per meta-iteration."""
+        return (self.meta_iteration_s,) * self.n_jobs
+
+    @property
+    def slowdown(self) -> tuple[float, ...]:
+        """Each job's co-execution iteration time over its solo iteration time."""
+        return tuple(self.meta_iteration_s / t for t in self.solo_iteration_s)
+
+    @property
+    def slo_ok(self) -> tuple[bool, ...]:
+        """Whether each job's slowdown is within its SLO."""
+        return tuple(
+            s <= slo * (1.0 + REL_TOL) for s, slo in zip(self.slowdown, self.slo, strict=True)
+        )
+
+    @property
+    def all_slo_ok(self) -> bool:
+        """Whether every job meets its SLO."""
+        return all(self.slo_ok)
+
+    @property
+    def rollout_bubble_fraction(self) -> float:
+        """Share of provisioned rollout GPU-seconds not doing rollout work."""
+        return 1.0 - self.rollout_utilisation
+
+    @property
+    def train_bubble_fraction(self) -> float:
+        """Share of provisioned training GPU-seconds not doing training work."""
+        return 1.0 - self.train_utilisation
+
+    @property
+    def cost_usd_per_meta_iteration(self) -> float:
+        """GPU cost of one meta-iteration of the whole group."""
+        return self.cost_usd_per_h * self.meta_iteration_s / SECONDS_PER_HOUR
+
+    @property
+    def cost_usd_per_job_iteration(self) -> float:
+        """GPU cost per job-iteration (each job completes one per meta-iteration)."""
+        return self.cost_usd_per_meta_iteration / self.n_jobs
+
+    @property
+    def iterations_per_h(self) -> float:
+        """Job-iterations the group completes per hour."""
+        return self.n_jobs * SECONDS_PER_HOUR / self.meta_iteration_s
+
+    @property
+    def iterations_per_usd(self) -> float:
+        """Job-iterations per dollar (throughput per hourly dollar)."""
+        return self.n_jobs / self.cost_usd_per_meta_iteration
+
+    @property
+    def normalised_throughput(self) -> float:
+        """Sum of each job's speed relative to solo, ``sum_j T_solo_j / T_meta``."""
+        return sum(t / self.meta_iteration_s for t in self.solo_iteration_s)
+
+    @property
+    def fluid_cost_usd_per_job_iteration(self) -> float:
+        """Fluid lower bound on the cost per job-iteration of the same work."""
+        return self.fluid_cost_usd_per_meta_iteration / self.n_jobs
+
+    def fleet(self) -> FleetCost:
+        """Throughput and hourly cost, comparable with Solo-D and veRL fleets."""
+        return FleetCost(self.iterations_per_h, self.cost_usd_per_h, self.normalised_throughput)
+
+
+# --------------------------------------------------------------------------- the group
+
+
+@dataclass(frozen=True, slots=True)
+class CoExecutionGroup:
+    """A co-execution group G = (jobs, rollout nodes, training nodes, pinning).
+
+    ``rollout_node_ids`` and ``train_node_ids`` are the nodes the group provisions
+    (and pays for); every job must be pinned to declared nodes only. ``order`` is the
+    round-robin job order on every node (default: index order).
+    """
+
+    jobs: tuple[GroupJob, ...]
+    rollout_node_ids: tuple[NodeId, ...]
+    train_node_ids: tuple[NodeId, ...]
+    pools: PoolSpec = DEFAULT_POOLS
+    node_capacity: NodeCapacity = field(default_factory=NodeCapacity)
+    order: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if isinstance(self.jobs, GroupJob) or not isinstance(self.jobs, Sequence) or not self.jobs:
+            raise ValueError(f"jobs = {self.jobs!r}: expected a non-empty sequence of GroupJob")
+        set_(self, "jobs", tuple(self.jobs))
+        for i, job in enumerate(self.jobs):
+            if not isinstance(job, GroupJob):
+                raise ValueError(f"jobs[{i}] = {job!r}: expected a GroupJob")
+        set_(self, "rollout_node_ids", _node_tuple("rollout_node_ids", self.rollout_node_ids))
+        set_(self, "train_node_ids", _node_tuple("train_node_ids", self.train_node_ids))
+        if not isinstance(self.pools, PoolSpec):
+            raise ValueError(f"pools = {self.pools!r}: expected a PoolSpec")
+        if not isinstance(self.node_capacity, NodeCapacity):
+            raise ValueError(f"node_capacity = {self.node_capacity!r}: expected a NodeCapacity")
+        if self.order is not None:
+            bad_order = ValueError(
+                f"order = {self.order!r}: expected a permutation of 0..{len(self.jobs) - 1}"
+            )
+            if not isinstance(self.order, Sequence) or any(
+                isinstance(o, bool) or not isinstance(o, int) for o in self.order
+            ):
+                raise bad_order
+            order = tuple(self.order)
+            if sorted(order) != list(range(len(self.jobs))):
+                raise bad_order
+            set_(self, "order", order)
+        self._check_pinning()
+        self._check_host_memory()
+
+    def _check_pinning(self) -> None:
+        gpn = self.node_capacity.gpus_per_node
+        for pool, declared, attr, gpus_attr in (
+            ("rollout", self.rollout_node_ids, "rollout_nodes", "rollout_gpus"),
+            ("train", self.train_node_ids, "train_nodes", "train_gpus"),
+        ):
+            known = set(declared)
+            for j, job in enumerate(self.jobs):
+                pins: tuple[NodeId, ...] = getattr(job, attr)
+                for node in pins:
+                    if node not in known:
+                        raise ValueError(
+                            f"jobs[{j}].{attr}: unknown node id {node!r} "
+                            f"(the group's {pool} nodes are {declared!r})"
+                        )
+                gpus = getattr(job.phases, gpus_attr)
+                if gpus > len(pins) * gpn:
+                    raise ValueError(
+                        f"jobs[{j}].phases.{gpus_attr} = {gpus}: more than its {len(pins)} "
+                        f"pinned {pool} node(s) hold ({len(pins) * gpn} GPUs)"
+                    )
+
+    def _check_host_memory(self) -> None:
+        limit = self.node_capacity.host_mem_gb
+        for pool in ("rollout", "train"):
+            for node, gb in self._resident_gb(pool).items():
+                if gb > limit * (1.0 + REL_TOL):
+                    raise ValueError(
+                        f"{pool} node {node!r}: resident state {gb:g} GB of the jobs pinned "
+                        f"there exceeds host memory {limit:g} GB"
+                    )
+
+    def _resident_gb(self, pool: str) -> dict[NodeId, float]:
+        out: dict[NodeId, float] = {}
+        for job in self.jobs:
+            pins = job.rollout_nodes if pool == "rollout" else job.train_nodes
+            gb = job.rollout_mem_gb_per_node if pool == "rollout" else job.train_mem_gb_per_node
+            for node in pins:
+                out[node] = out.get(node, 0.0) + gb
+        return out
+
+    # ------------------------------------------------------------------- structure
+
+    def jobs_on(self, pool: str, node: NodeId) -> tuple[int, ...]:
+        """Indices of the jobs pinned to ``node`` of ``pool`` ("rollout" or "train")."""
+        if pool not in ("rollout", "train"):
+            raise ValueError(f"pool = {pool!r}: expected 'rollout' or 'train'")
+        declared = self.rollout_node_ids if pool == "rollout" else self.train_node_ids
+        if node not in declared:
+            raise ValueError(f"node = {node!r}: unknown node id for the {pool} pool")
+        attr = "rollout_nodes" if pool == "rollout" else "train_nodes"
+        return tuple(j for j, job in enumerate(self.jobs) if node in getattr(job, attr))
+
+    def free_host_mem_gb(self, pool: str, node: NodeId) -> float:
+        """Host memory left on ``node`` of ``pool`` after the resident state of its jobs."""
+        jobs = self.jobs_on(pool, node)
+        attr = "rollout_mem_gb_per_node" if pool == "rollout" else "train_mem_gb_per_node"
+        return self.node_capacity.host_mem_gb - sum(getattr(self.jobs[j], attr) for j in jobs)
+
+    def effective_phases_s(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """Per-job (rollout, training) phase durations including sync and warm switches."""
+        r_shared = {n for n in self.rollout_node_ids if len(self.jobs_on("rollout", n)) > 1}
+        t_shared = {n for n in self.train_node_ids if len(self.jobs_on("train", n)) > 1}
+        rollout, train = [], []
+        for job in self.jobs:
+            p = job.phases
+            r_switch = p.warm_switch_s if r_shared.intersection(job.rollout_nodes) else 0.0
+            t_switch = p.warm_switch_s if t_shared.intersection(job.train_nodes) else 0.0
+            rollout.append(p.rollout_s + r_switch)
+            train.append(p.train_s + p.sync_s + t_switch)
+        return tuple(rollout), tuple(train)
+
+    def node_load_s(self) -> dict[tuple[str, NodeId], float]:
+        """Summed effective phase time per node, keyed ("rollout" | "train", node id)."""
+        rollout, train = self.effective_phases_s()
+        out: dict[tuple[str, NodeId], float] = {}
+        for pool, nodes, durations in (
+            ("rollout", self.rollout_node_ids, rollout),
+            ("train", self.train_node_ids, train),
+        ):
+            for node in nodes:
+                out[(pool, node)] = sum(durations[j] for j in self.jobs_on(pool, node))
+        return out
+
+    def t_cycle_s(self) -> float:
+        """T_cycle: the longest job chain, max_j (effective rollout + effective training)."""
+        rollout, train = self.effective_phases_s()
+        return max(r + t for r, t in zip(rollout, train, strict=True))
+
+    def t_load_s(self) -> float:
+        """T_load: the busiest node's summed effective phase time (notes section 3)."""
+        return max(self.node_load_s().values())
+
+    def status(self) -> GroupStatus:
+        """Under-utilised, full or saturated (T_load <, =, > T_cycle; paper Fig. 6)."""
+        return _status(self.t_load_s(), self.t_cycle_s())
+
+    def meta_iteration_s(self) -> float:
+        """Exact steady-state round-robin meta-iteration time (max-plus, not an estimate)."""
+        rollout, train = self.effective_phases_s()
+        return meta_iteration_time(
+            rollout,
+            train,
+            rollout_node=[job.rollout_nodes for job in self.jobs],
+            train_node=[job.train_nodes for job in self.jobs],
+            order=self.order,
+        )
+
+    def cost_usd_per_h(self) -> float:
+        """Hourly price of every GPU on the group's declared nodes."""
+        gpn = self.node_capacity.gpus_per_node
+        return self.pools.cost_usd_per_h(
+            len(self.rollout_node_ids) * gpn, len(self.train_node_ids) * gpn
+        )
+
+    # ------------------------------------------------------------------- derived groups
+
+    def worst_case(self) -> CoExecutionGroup:
+        """The same group with every job at its worst-case (max-token) durations."""
+        return replace(self, jobs=tuple(job.worst_case() for job in self.jobs))
+
+    def with_job(
+        self,
+        job: GroupJob,
+        new_rollout_node_ids: Sequence[NodeId] = (),
+        new_train_node_ids: Sequence[NodeId] = (),
+    ) -> CoExecutionGroup:
+        """The group with ``job`` appended (last in the order), adding any new nodes."""
+        order = None if self.order is None else (*self.order, len(self.jobs))
+        return replace(
+            self,
+            jobs=(*self.jobs, job),
+            rollout_node_ids=(*self.rollout_node_ids, *new_rollout_node_ids),
+            train_node_ids=(*self.train_node_ids, *new_train_node_ids),
+            order=order,
+        )
+
+    # ------------------------------------------------------------------- evaluation
+
+    def metrics(self, worst_case: bool = False) -> GroupMetrics:
+        """Steady-state metrics; ``worst_case=True`` uses max-token durations (admission)."""
+        group = self.worst_case() if worst_case else self
+        return group._metrics()
+
+    def _metrics(self) -> GroupMetrics:
+        meta_s = self.meta_iteration_s()
+        gpn = self.node_capacity.gpus_per_node
+        rollout_busy = sum(j.phases.busy_gpu_s()[0] for j in self.jobs)
+        train_busy = sum(j.phases.busy_gpu_s()[1] for j in self.jobs)
+        loads = self.node_load_s()
+        t_cycle = self.t_cycle_s()
+        t_load = max(loads.values())
+        return GroupMetrics(
+            n_jobs=len(self.jobs),
+            t_cycle_s=t_cycle,
+            t_load_s=t_load,
+            status=_status(t_load, t_cycle),
+            meta_iteration_s=meta_s,
+            solo_iteration_s=tuple(j.phases.solo_iteration_s for j in self.jobs),
+            slo=tuple(j.slo for j in self.jobs),
+            rollout_utilisation=rollout_busy / (len(self.rollout_node_ids) * gpn * meta_s),
+            train_utilisation=train_busy / (len(self.train_node_ids) * gpn * meta_s),
+            cost_usd_per_h=self.cost_usd_per_h(),
+            fluid_cost_usd_per_meta_iteration=sum(
+                fluid_cost_usd_per_iteration(j.phases, self.pools) for j in self.jobs
+            ),
+            node_load_s=tuple(loads.items()),
+        )
+
+
+def _status(t_load_s: float, t_cycle_s: float) -> GroupStatus:
+    if math.isclose(t_load_s, t_cycle_s, rel_tol=REL_TOL):
+        return GroupStatus.FULL
+    return GroupStatus.UNDER_UTILISED if t_load_s < t_cycle_s else GroupStatus.SATURATED
+
+
+# --------------------------------------------------------------------------- adapters
+
+
+def node_capacity_from_hardware(hw: Hardware) -> NodeCapacity:
+    """The :class:`NodeCapacity` of a :class:`rollmux.hardware.Hardware`."""
+    return NodeCapacity(gpus_per_node=hw.node.gpus_per_node, host_mem_gb=hw.node.host_mem_gb)
+
+
+def group_job_from_rljob(
+    job: RLJob,
+    hw: Hardware,
+    rollout_nodes: NodeId | Sequence[NodeId],
+    train_nodes: NodeId | Sequence[NodeId],
+    times: PhaseTimes | None = None,
+) -> GroupJob:
+    """A :class:`GroupJob` from an :class:`rollmux.jobs.RLJob` pinned to the given nodes.
+
+    Phase times come from ``times`` (default: :func:`rollmux.phasetimes.phase_times`) and
+    the resident state per node from the phase model's memory functions.
+    """
+    from rollmux.phasetimes import rollout_mem_gb_per_node, train_mem_gb_per_node
+
+    return GroupJob(
+        phases=job_phases_from_rljob(job, hw, times),
+        rollout_nodes=rollout_nodes,  # type: ignore[arg-type]
+        train_nodes=train_nodes,  # type: ignore[arg-type]
+        slo=job.slo,
+        rollout_mem_gb_per_node=rollout_mem_gb_per_node(job, hw),
+        train_mem_gb_per_node=train_mem_gb_per_node(job, hw),
+        job_id=str(job.job_id),
+    )
