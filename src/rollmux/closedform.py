@@ -105,9 +105,17 @@ class GPUSpec:
         object.__setattr__(self, "hbm_bw_gbps", check_positive("hbm_bw_gbps", self.hbm_bw_gbps))
 
 
-# Public specs and the project's estimated prices (notes section 6: H800 = 2.85 x H20).
-H20 = GPUSpec("H20", usd_per_h=1.85, hbm_bw_gbps=4000.0)
-H800 = GPUSpec("H800", usd_per_h=5.28, hbm_bw_gbps=3350.0)
+def _default_spec(name: str) -> GPUSpec:
+    """The GPU's price and bandwidth from the one defaults file (data/defaults.yaml)."""
+    from rollmux.hardware import load_hardware
+
+    gpu = load_hardware().gpu(name)
+    return GPUSpec(gpu.name, usd_per_h=gpu.price_usd_per_h, hbm_bw_gbps=gpu.hbm_bw_gbps)
+
+
+# Public specs and estimated prices, read from data/defaults.yaml (H800 = 2.85 x H20).
+H20 = _default_spec("H20")
+H800 = _default_spec("H800")
 
 
 @dataclass(frozen=True, slots=True)
