@@ -50,7 +50,9 @@ def draw(phases: pd.DataFrame) -> plt.Figure:
         ax.set_yticks(range(len(nodes)), [_node_name(n) for n in nodes])
         ax.invert_yaxis()
         busy = part["end_s"].max()
-        ax.set_title(f"{LAYOUT_TITLES[layout]}  (makespan {busy:,.0f} s)", loc="left")
+        ax.set_title(
+            f"{LAYOUT_TITLES[layout]}  ({len(nodes)} nodes, makespan {busy:,.0f} s)", loc="left"
+        )
     axes[-1, 0].set_xlabel("time (s)")
     jobs = sorted(phases["job"].unique())
     handles = [Patch(color=JOB_COLOURS[int(j) % len(JOB_COLOURS)], label=f"job {j}") for j in jobs]

@@ -1,0 +1,249 @@
+"""Micro-benchmark job types A-E and scenarios (paper §6.2), evaluated in closed form.
+
+The job types and scenarios live in ``src/rollmux/data/microbench.yaml`` (documented
+estimates; Table 3 of the paper is an image). Each scenario is one co-execution
+group; :func:`scenario_table` compares it with the same jobs run Solo-D and veRL
+co-located, and with the fluid lower bound, at equal hourly provisioning cost
+(throughput per dollar-hour; throughput counts solo-equivalent jobs, so unequal
+jobs compare fairly). Equations: docs/model.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from importlib import resources
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from rollmux.closedform import (
+    JobPhases,
+    fluid_cost_usd_per_h,
+    job_phases_from_rljob,
+    pools_from_hardware,
+    solo_d_fleet,
+    verl_fleet,
+)
+from rollmux.group import CoExecutionGroup, GroupJob, node_capacity_from_hardware
+from rollmux.hardware import Hardware, load_hardware
+from rollmux.jobs import RLJob
+from rollmux.phasetimes import rollout_mem_gb_per_node, train_mem_gb_per_node
+
+SCENARIOS: tuple[str, ...] = ("temporal", "train", "spatial")
+
+TABLE_COLUMNS: tuple[str, ...] = (
+    "scenario",
+    "system",
+    "jobs",
+    "h20_gpus",
+    "h800_gpus",
+    "cost_usd_per_h",
+    "normalised_throughput",
+    "throughput_per_kusd_h",
+    "rollmux_gain",
+    "rollout_utilisation",
+    "train_utilisation",
+    "max_slowdown",
+    "meta_iteration_s",
+    "t_cycle_s",
+    "t_load_s",
+    "status",
+)
+"""Columns of :func:`scenario_table` (defined in docs/metrics.md)."""
+
+
+def load_microbench(path: str | None = None) -> dict[str, Any]:
+    """The raw micro-benchmark definitions (job types and scenarios) from YAML."""
+    if path is None:
+        text = resources.files("rollmux.data").joinpath("microbench.yaml").read_text()
+    else:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    data = yaml.safe_load(text)
+    for key in ("job_types", "scenarios"):
+        if not isinstance(data, Mapping) or key not in data:
+            raise ValueError(f"{path or 'microbench.yaml'}: missing top-level key {key!r}")
+    return data
+
+
+def job_type(
+    name: str, definitions: Mapping[str, Any] | None = None, job_id: str | None = None
+) -> RLJob:
+    """The :class:`RLJob` of micro-benchmark type ``name`` (A-E)."""
+    types = (definitions or load_microbench())["job_types"]
+    if name not in types:
+        raise ValueError(f"job type {name!r}: unknown (valid: {', '.join(sorted(types))})")
+    fields = {k: v for k, v in types[name].items() if k != "description"}
+    return RLJob(job_id=job_id or name, workload=f"type-{name}", **fields)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One micro-benchmark scenario: its jobs, their solo phases and the woven group."""
+
+    name: str
+    description: str
+    jobs: tuple[RLJob, ...]
+    solo_phases: tuple[JobPhases, ...]
+    group: CoExecutionGroup
+
+
+def build_scenario(
+    name: str, hw: Hardware | None = None, definitions: Mapping[str, Any] | None = None
+) -> Scenario:
+    """Build scenario ``name`` (temporal, train, spatial) as a co-execution group."""
+    hw = hw or load_hardware()
+    data = definitions or load_microbench()
+    scenarios = data["scenarios"]
+    if name not in scenarios:
+        raise ValueError(f"scenario {name!r}: unknown (valid: {', '.join(sorted(scenarios))})")
+    spec = scenarios[name]
+    types: Sequence[str] = spec["jobs"]
+    n = len(types)
+    jobs = tuple(job_type(t, data, job_id=f"{t}{i}") for i, t in enumerate(types))
+    solo = tuple(job_phases_from_rljob(job, hw) for job in jobs)
+    train_gpus = spec.get("train_gpus_in_group") or [p.train_gpus for p in solo]
+    for key in ("rollout_node", "train_node", "train_gpus_in_group"):
+        if key in spec and len(spec[key]) != n:
+            raise ValueError(f"scenario {name!r}: {key} needs {n} entries, got {len(spec[key])}")
+    members = []
+    for job, phases, r_nodes, t_nodes, gpus in zip(
+        jobs, solo, spec["rollout_node"], spec["train_node"], train_gpus, strict=True
+    ):
+        # Training is compute-bound: its time scales inversely with the GPUs it gets.
+        scale = phases.train_gpus / gpus
+        in_group = replace(
+            phases,
+            train_s=phases.train_s * scale,
+            train_max_s=phases.train_max_s * scale,
+            train_gpus=gpus,
+        )
+        members.append(
+            GroupJob(
+                phases=in_group,
+                rollout_nodes=tuple(r_nodes),
+                train_nodes=tuple(t_nodes),
+                slo=job.slo,
+                rollout_mem_gb_per_node=rollout_mem_gb_per_node(job, hw),
+                train_mem_gb_per_node=train_mem_gb_per_node(job, hw),
+                job_id=job.job_id,
+            )
+        )
+    group = CoExecutionGroup(
+        jobs=tuple(members),
+        rollout_node_ids=tuple(spec["rollout_nodes"]),
+        train_node_ids=tuple(spec["train_nodes"]),
+        pools=pools_from_hardware(hw),
+        node_capacity=node_capacity_from_hardware(hw),
+    )
+    return Scenario(name, str(spec.get("description", "")).strip(), jobs, solo, group)
+
+
+def scenario_table(
+    names: Sequence[str] = SCENARIOS,
+    hw: Hardware | None = None,
+    definitions: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Closed-form comparison of each scenario's group with Solo-D, veRL and the fluid bound."""
+    hw = hw or load_hardware()
+    pools = pools_from_hardware(hw)
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        sc = build_scenario(name, hw, definitions)
+        m = sc.group.metrics()
+        fleets = {
+            "rollmux": (m.fleet(), m),
+            "solo-d": (solo_d_fleet(list(sc.solo_phases), pools), None),
+            "verl": (verl_fleet(list(sc.solo_phases), pools), None),
+        }
+        ours = fleets["rollmux"][0].normalised_throughput_per_usd_h
+        job_names = "+".join(j.job_id for j in sc.jobs)
+        gpus = {
+            "rollmux": (
+                len(sc.group.rollout_node_ids) * hw.node.gpus_per_node,
+                len(sc.group.train_node_ids) * hw.node.gpus_per_node,
+            ),
+            "solo-d": (sum(p.rollout_gpus for p in sc.solo_phases),
+                       sum(p.train_gpus for p in sc.solo_phases)),
+            "verl": (0, sum(p.train_gpus for p in sc.solo_phases)),
+        }
+        for system, (fleet, metrics) in fleets.items():
+            per_k = 1000.0 * fleet.normalised_throughput_per_usd_h
+            rows.append({
+                "scenario": name,
+                "system": system,
+                "jobs": job_names,
+                "h20_gpus": gpus[system][0],
+                "h800_gpus": gpus[system][1],
+                "cost_usd_per_h": fleet.cost_usd_per_h,
+                "normalised_throughput": fleet.normalised_throughput,
+                "throughput_per_kusd_h": per_k,
+                "rollmux_gain": ours / fleet.normalised_throughput_per_usd_h,
+                "rollout_utilisation": metrics.rollout_utilisation if metrics else None,
+                "train_utilisation": metrics.train_utilisation if metrics else None,
+                "max_slowdown": max(metrics.slowdown) if metrics else 1.0,
+                "meta_iteration_s": metrics.meta_iteration_s if metrics else None,
+                "t_cycle_s": metrics.t_cycle_s if metrics else None,
+                "t_load_s": metrics.t_load_s if metrics else None,
+                "status": str(metrics.status) if metrics else "",
+            })
+        fluid = fluid_cost_usd_per_h(list(sc.solo_phases), pools)
+        n = float(len(sc.jobs))
+        rows.append({
+            "scenario": name,
+            "system": "fluid-bound",
+            "jobs": job_names,
+            "cost_usd_per_h": fluid,
+            "normalised_throughput": n,
+            "throughput_per_kusd_h": 1000.0 * n / fluid,
+            "rollmux_gain": ours / (n / fluid),
+            "max_slowdown": 1.0,
+        })
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+
+
+def gantt_phases(
+    job_types: Sequence[str] = ("A", "A"),
+    iterations: int = 3,
+    hw: Hardware | None = None,
+    definitions: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Per-phase timelines of jobs run Solo-D and woven on one node per pool (Fig. 1).
+
+    Solo-D gives each job its own rollout and training node (its phases: rollout, then
+    training plus sync); woven pins all jobs to rollout node 0 and training node 0 and
+    runs the round-robin meta-iteration with warm switches (the group model's effective
+    phases). Both are executed by the event simulation; a ``layout`` column tells them
+    apart.
+    """
+    from rollmux.schedule.eventsim import simulate, to_frame
+    from rollmux.schedule.graph import round_robin_schedule
+
+    hw = hw or load_hardware()
+    data = definitions or load_microbench()
+    jobs = [job_type(t, data, job_id=f"{t}{i}") for i, t in enumerate(job_types)]
+    phases = [job_phases_from_rljob(job, hw) for job in jobs]
+    n = len(jobs)
+    solo = round_robin_schedule(
+        [p.rollout_s for p in phases],
+        [p.train_s + p.sync_s for p in phases],
+        rollout_node=list(range(n)),
+        train_node=list(range(n)),
+    )
+    group = CoExecutionGroup(
+        jobs=tuple(GroupJob(phases=p, rollout_nodes=(0,), train_nodes=(0,)) for p in phases),
+        rollout_node_ids=(0,),
+        train_node_ids=(0,),
+        pools=pools_from_hardware(hw),
+        node_capacity=node_capacity_from_hardware(hw),
+    )
+    rollout, train = group.effective_phases_s()
+    woven = round_robin_schedule(rollout, train)
+    frames = []
+    for layout, schedule in (("solo-d", solo), ("woven", woven)):
+        frame = to_frame(simulate(schedule, iterations))
+        frame.insert(0, "layout", layout)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,29 @@
+# Figures drawn from simulation output (one analysis script per figure).
+
+
+rule gantt_phases:
+    output:
+        phases="results/gantt/phases.csv",
+    params:
+        job_types=config["gantt"]["job_types"],
+        iterations=config["gantt"]["iterations"],
+        overrides=config.get("hardware_overrides", {}),
+    log:
+        "results/logs/gantt_phases.log",
+    script:
+        "../scripts/gantt_phases.py"
+
+
+rule fig01_gantt:
+    input:
+        phases=rules.gantt_phases.output.phases,
+    output:
+        png="figures/fig01_gantt.png",
+        pdf="figures/fig01_gantt.pdf",
+    params:
+        python=sys.executable,
+    log:
+        "results/logs/fig01_gantt.log",
+    shell:
+        "{params.python} analysis/fig01_gantt.py --phases {input.phases} "
+        "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
