@@ -373,7 +373,7 @@ def best_schedule(
     multiplicity vector ``m`` and ``P >= LB(m)`` (per-node busy time, ``m_j (r_j + t_j)``),
     so vectors are visited by decreasing ``c(m) / LB(m)`` and the search stops once that
     bound cannot beat the best found; within a vector it stops when ``P = LB(m)``.
-    Ties keep the first schedule found.
+    Ties keep the first schedule found (vectors by decreasing bound, then fewer iterations).
     """
     group = _make_group(rollout_s, train_s, rollout_node, train_node)
     vectors = _multiplicity_vectors(group, max_multiplicity, symmetry)
@@ -381,7 +381,8 @@ def best_schedule(
     for mult in vectors:
         num = group.objective_numerator(mult, objective, weights)
         lb = group.lower_bound_s(mult)
-        scored.append((-num / lb, sum(mult), mult, num, lb))
+        # Rounded so that a repeated round-robin (same ratio) sorts after the original.
+        scored.append((-float(f"{num / lb:.12g}"), sum(mult), mult, num, lb))
     scored.sort()
     best: BestSchedule | None = None
     n_evaluated = 0

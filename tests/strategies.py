@@ -1,0 +1,99 @@
+"""Hypothesis strategies for co-execution groups: durations, pinnings, (un)saturated groups.
+
+Durations are small integers (as floats) so that exact periods are exactly representable
+and equalities such as ``period == T_cycle`` can be checked to 1e-9.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from rollmux.theorem1 import Instance, t_cycle_s, t_load_s, unsaturate
+
+MAX_DURATION_S = 9
+Layout = Literal["one_one", "shared_train", "crossing"]
+
+durations_s = st.integers(1, MAX_DURATION_S).map(float)
+
+
+@st.composite
+def phase_durations(draw: st.DrawFn, n_jobs: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Rollout and training durations (s) of ``n_jobs`` jobs."""
+    rollout = tuple(draw(st.lists(durations_s, min_size=n_jobs, max_size=n_jobs)))
+    train = tuple(draw(st.lists(durations_s, min_size=n_jobs, max_size=n_jobs)))
+    return rollout, train
+
+
+@st.composite
+def node_subset(draw: st.DrawFn, n_nodes: int, gang: bool) -> tuple[int, ...]:
+    """One job's nodes in a pool of ``n_nodes``: one node, or (``gang``) possibly several."""
+    if gang and n_nodes > 1 and draw(st.booleans()):
+        return tuple(sorted(draw(st.sets(st.integers(0, n_nodes - 1), min_size=2))))
+    return (draw(st.integers(0, n_nodes - 1)),)
+
+
+@st.composite
+def pinnings(
+    draw: st.DrawFn, n_jobs: int, layout: Layout, max_rollout_nodes: int = 3, gang: bool = True
+) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+    """Rollout and training pinnings of ``n_jobs`` jobs for a layout.
+
+    ``one_one``: all on rollout node 0 and training node 0; ``shared_train``: training
+    node 0 shared, any rollout node among ``max_rollout_nodes``; ``crossing``: 2 + 2
+    nodes, jobs on one or (``gang``) both nodes of each pool, both training nodes used.
+    """
+    if layout == "one_one":
+        return ((0,),) * n_jobs, ((0,),) * n_jobs
+    if layout == "shared_train":
+        rollout = tuple(
+            draw(st.lists(st.integers(0, max_rollout_nodes - 1), min_size=n_jobs, max_size=n_jobs))
+        )
+        return tuple((x,) for x in rollout), ((0,),) * n_jobs
+    rollout = tuple(draw(node_subset(2, gang)) for _ in range(n_jobs))
+    train = tuple(draw(node_subset(2, gang)) for _ in range(n_jobs))
+    if {x for pins in train for x in pins} != {0, 1}:
+        # Force a crossing: the last job moves to the training node nobody uses.
+        unused = 1 - train[0][0]
+        train = (*train[:-1], (unused,))
+    return rollout, train
+
+
+@st.composite
+def unsaturated_groups(
+    draw: st.DrawFn, layout: Layout, min_jobs: int = 2, max_jobs: int = 3
+) -> Instance:
+    """A group with ``T_load <= T_cycle`` (unsaturated or full), built by :func:`unsaturate`."""
+    n = draw(st.integers(min_jobs, max_jobs))
+    rollout, train = draw(phase_durations(n))
+    rollout_node, train_node = draw(pinnings(n, layout))
+    anchor = draw(st.integers(0, n - 1))
+    extra_r = float(draw(st.integers(0, MAX_DURATION_S)))
+    extra_t = float(draw(st.integers(0, MAX_DURATION_S)))
+    r, t = unsaturate(rollout, train, rollout_node, train_node, anchor, extra_r, extra_t)
+    return Instance(r, t, rollout_node, train_node)
+
+
+@st.composite
+def saturated_groups(
+    draw: st.DrawFn, layout: Layout = "shared_train", min_jobs: int = 2, max_jobs: int = 3
+) -> Instance:
+    """A group with ``T_load > T_cycle`` (rejection-sampled; about half of random groups)."""
+    n = draw(st.integers(min_jobs, max_jobs))
+    rollout, train = draw(phase_durations(n))
+    rollout_node, train_node = draw(pinnings(n, layout, max_rollout_nodes=2))
+    assume(t_load_s(rollout, train, rollout_node, train_node) > t_cycle_s(rollout, train))
+    return Instance(rollout, train, rollout_node, train_node)
+
+
+@st.composite
+def any_groups(
+    draw: st.DrawFn, layout: Layout, min_jobs: int = 2, max_jobs: int = 3, gang: bool = True
+) -> Instance:
+    """A group with arbitrary durations (saturated or not); ``gang`` as in :func:`pinnings`."""
+    n = draw(st.integers(min_jobs, max_jobs))
+    rollout, train = draw(phase_durations(n))
+    rollout_node, train_node = draw(pinnings(n, layout, gang=gang))
+    return Instance(rollout, train, rollout_node, train_node)
