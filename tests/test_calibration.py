@@ -1,4 +1,4 @@
-"""Tests of the calibration table and of the generated tables in docs/model-hardware.md."""
+"""Tests of the calibration table and of the generated tables in docs/model.md."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from rollmux.calibration import (
 )
 from rollmux.hardware import load_hardware
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "model-hardware.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "model.md"
 
-# Anchors the model does not meet, each explained in docs/model-hardware.md sec. 10.
+# Anchors the model does not meet, each explained in docs/model.md, Part A sec. 10.
 # Anything else must be met; a change that flips either set fails here on purpose.
 NOT_MET = {
     "sync speed-up 8->8, 32B (x)",
@@ -101,9 +101,9 @@ def test_fill_doc_replaces_only_marked_block() -> None:
 
 
 def test_doc_tables_match_generated() -> None:
-    """docs/model-hardware.md embeds exactly the generated calibration and parameter tables.
+    """docs/model.md embeds exactly the generated calibration and parameter tables.
 
-    Regenerate with: python -m rollmux.calibration --update-doc docs/model-hardware.md
+    Regenerate with: python -m rollmux.calibration --update-doc docs/model.md
     """
     text = DOC.read_text(encoding="utf-8")
     assert fill_doc(text, doc_tables()) == text

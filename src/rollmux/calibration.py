@@ -2,7 +2,7 @@
 
 Each anchor computes the model's value from :mod:`rollmux.phasetimes` (never typed)
 and compares it with the paper's value or range. ``python -m rollmux.calibration``
-prints the Markdown table that docs/model-hardware.md embeds.
+prints the Markdown table that docs/model.md embeds.
 """
 
 from __future__ import annotations
@@ -270,7 +270,7 @@ def calibration_markdown(hw: Hardware | None = None) -> str:
 
 
 def doc_tables(hw: Hardware | None = None) -> dict[str, str]:
-    """The generated tables of docs/model-hardware.md, keyed by their marker name."""
+    """The generated tables of docs/model.md, keyed by their marker name."""
     return {
         "calibration-table": calibration_markdown(hw),
         "parameter-table": to_markdown(parameter_table()),

@@ -4,7 +4,7 @@ Every function takes plain numbers wrapped in the small frozen dataclasses below
 (:class:`JobPhases`, :class:`GPUSpec`, :class:`PoolSpec`), so that each model can be
 checked against literals without the hardware or phase-time models. Thin adapters
 from ``(RLJob, Hardware)`` live at the bottom of the module. The equations, with the
-paper section each comes from, are written out in docs/model-closedform.md.
+paper section each comes from, are written out in docs/model.md.
 
 Conventions: durations in seconds, prices in USD per GPU-hour, bandwidths in GB/s.
 *Busy* GPU-seconds count useful phase work only (rollout and training); engine

@@ -6,7 +6,7 @@ and the host-memory residency constraint (notes section 3, constraint 1);
 :meth:`CoExecutionGroup.metrics` evaluates the round-robin meta-iteration exactly
 (max-plus steady state, :func:`rollmux.schedule.meta_iteration_time`) and derives
 saturation, slowdowns, SLO checks, utilisation, cost and the fluid bound. Equations:
-docs/model-closedform.md.
+docs/model.md.
 
 How overheads enter the group model (a modelling choice, documented there too):
 

@@ -1,7 +1,7 @@
 """Hardware and cost model: GPU types, nodes, network and performance constants.
 
 All numbers come from ``rollmux/data/defaults.yaml`` (each with its source and an
-``estimate`` flag) and can be overridden; see docs/model-hardware.md.
+``estimate`` flag) and can be overridden; see docs/model.md.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ class Network:
 
 @dataclass(frozen=True)
 class PerfModel:
-    """Constants of the analytical phase-time model (see docs/model-hardware.md)."""
+    """Constants of the analytical phase-time model (see docs/model.md)."""
 
     weight_bytes_per_param: float
     train_state_bytes_per_param: float

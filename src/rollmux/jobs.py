@@ -2,7 +2,7 @@
 
 A job is a frozen record; fields left as ``None`` are filled from the hardware
 configuration's workload defaults or derived by :mod:`rollmux.phasetimes`.
-See docs/model-hardware.md ("Job model", "Response lengths").
+See docs/model.md ("Job model", "Response lengths").
 """
 
 from __future__ import annotations

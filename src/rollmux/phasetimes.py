@@ -1,6 +1,6 @@
 """Analytical phase-time model of an RL job: rollout, training, sync, switches, memory.
 
-Every equation is written out in docs/model-hardware.md with the paper section it
+Every equation is written out in docs/model.md with the paper section it
 comes from. Expected times use the job's response-length distribution; worst-case
 times (``*_max_s``, used for admission, paper sec. 3) put every response at the
 maximum length. Values given directly on the job override the model.
