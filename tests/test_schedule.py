@@ -69,6 +69,8 @@ def test_order_changes_the_period_of_a_crossing_group() -> None:
         ({"rollout_s": [1, 1], "train_s": [1]}, "train_s: expected 2"),
         ({"rollout_s": [1, 1], "train_s": [1, 1], "order": [0, 0]}, "order = [0, 0]"),
         ({"rollout_s": [1, 1], "train_s": [1, 1], "order": [0, 2]}, "order = [0, 2]"),
+        ({"rollout_s": [1, 1], "train_s": [1, 1], "order": [1.0, 0.0]}, "order = [1.0, 0.0]"),
+        ({"rollout_s": [1, 1], "train_s": [1, 1], "order": 3}, "order = 3"),
         ({"rollout_s": [1, 1], "train_s": [1, 1], "rollout_node": [0, -1]}, "rollout_node[1]"),
         ({"rollout_s": [1, 1], "train_s": [1, 1], "train_node": [0, None]}, "train_node[1]"),
         ({"rollout_s": [1, 1], "train_s": [1, 1], "train_node": [0]}, "train_node: expected 2"),

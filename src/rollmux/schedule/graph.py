@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Literal
 
 PhaseKind = Literal["rollout", "train"]
@@ -132,17 +133,21 @@ def normalise_pinning(
 
 
 def check_order(name: str, order: Sequence[int] | None, n_jobs: int) -> tuple[int, ...]:
-    """Return ``order`` as a tuple, or raise ``ValueError`` if it is not a permutation of jobs."""
+    """Return ``order`` as a tuple, or raise ``ValueError`` if it is not a permutation of jobs.
+
+    Entries must be integers (numpy integers included); floats and bools are rejected.
+    """
     if order is None:
         return tuple(range(n_jobs))
-    try:
-        out = tuple(int(o) for o in order)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} = {order!r}: expected a permutation of 0..{n_jobs - 1}") from exc
-    if sorted(out) != list(range(n_jobs)) or any(
-        isinstance(o, bool) or o != int(o) for o in order
-    ):
-        raise ValueError(f"{name} = {order!r}: expected a permutation of 0..{n_jobs - 1}")
+    message = f"{name} = {order!r}: expected a permutation of 0..{n_jobs - 1}"
+    if isinstance(order, str | bytes) or not isinstance(order, Iterable):
+        raise ValueError(message)
+    items = list(order)
+    if any(isinstance(o, bool) or not isinstance(o, Integral) for o in items):
+        raise ValueError(message)
+    out = tuple(int(o) for o in items)
+    if sorted(out) != list(range(n_jobs)):
+        raise ValueError(message)
     return out
 
 
