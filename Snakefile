@@ -12,6 +12,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/theorem1.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/traces.smk"
 
 
 rule all:
@@ -20,3 +21,6 @@ rule all:
         rules.theorem1_summary.output.summary,
         rules.fig01_gantt.output.png,
         rules.fig01_gantt.output.pdf,
+        rules.trace_stats_all.output.table,
+        rules.fig02_phase_durations.output.png,
+        rules.fig02_phase_durations.output.pdf,

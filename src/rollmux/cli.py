@@ -1,0 +1,153 @@
+"""The ``rollmux`` command line.
+
+    rollmux meta-iteration --rollout 10 2 --train 2 10     exact round-robin period
+    rollmux model microbench --out results/models/microbench.csv
+    rollmux gantt --job-types A A --out results/gantt/phases.csv
+    rollmux theorem1 --instances 200 --seed 0 --out results/theorem1/summary.csv
+    rollmux calibration                                    phase-model calibration table
+    rollmux trace validate|generate|adapt|stats ...        job traces
+
+Errors in the input (bad numbers, unknown names, malformed traces) print one line
+``rollmux: error: ...`` and exit with status 2; no traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from rollmux import __version__
+
+
+def _node_list(text: str) -> list[object]:
+    """Parse ``0,1,0`` or ``0+1,2`` (``+`` joins the nodes of one job) into pinnings."""
+    out: list[object] = []
+    for item in text.split(","):
+        parts = [int(p) if p.strip().lstrip("-").isdigit() else p.strip() for p in item.split("+")]
+        out.append(tuple(parts) if len(parts) > 1 else parts[0])
+    return out
+
+
+def cmd_meta_iteration(args: argparse.Namespace) -> int:
+    """Print the exact steady-state meta-iteration time of a round-robin group."""
+    from rollmux import meta_iteration_time
+
+    period = meta_iteration_time(
+        args.rollout,
+        args.train,
+        rollout_node=_node_list(args.rollout_node) if args.rollout_node else None,
+        train_node=_node_list(args.train_node) if args.train_node else None,
+        order=[int(x) for x in args.order.split(",")] if args.order else None,
+    )
+    t_cycle = max(r + t for r, t in zip(args.rollout, args.train, strict=True))
+    print(json.dumps({"meta_iteration_s": period, "t_cycle_s": t_cycle}))
+    return 0
+
+
+def cmd_microbench(args: argparse.Namespace) -> int:
+    """Write (or print) the closed-form micro-benchmark table."""
+    from rollmux.hardware import load_hardware
+    from rollmux.io import write_csv
+    from rollmux.microbench import scenario_table
+
+    table = scenario_table(args.scenarios, load_hardware(args.hardware))
+    if args.out:
+        write_csv(table, args.out)
+        print(f"wrote {len(table)} rows to {args.out}")
+    else:
+        print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    return 0
+
+
+def cmd_gantt(args: argparse.Namespace) -> int:
+    """Write the Solo-D versus woven per-phase timelines of two job types."""
+    from rollmux.hardware import load_hardware
+    from rollmux.io import write_csv
+    from rollmux.microbench import gantt_phases
+
+    phases = gantt_phases(args.job_types, args.iterations, load_hardware(args.hardware))
+    write_csv(phases, args.out)
+    print(f"wrote {len(phases)} phase rows to {args.out}")
+    return 0
+
+
+def _forward(module: str) -> Callable[[argparse.Namespace], int]:
+    """A command that hands its remaining arguments to ``module.main``."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        result = importlib.import_module(module).main(args.rest)
+        return int(result or 0)
+
+    return run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``rollmux`` command."""
+    parser = argparse.ArgumentParser(
+        prog="rollmux",
+        description="Trace-driven benchmark and reproduction harness for RollMux (Weave).",
+    )
+    parser.add_argument("--version", action="version", version=f"rollmux {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    meta = sub.add_parser(
+        "meta-iteration", help="exact steady-state meta-iteration time of a group"
+    )
+    meta.add_argument("--rollout", type=float, nargs="+", required=True, help="rollout s per job")
+    meta.add_argument("--train", type=float, nargs="+", required=True, help="training s per job")
+    meta.add_argument("--rollout-node", help="rollout node per job, e.g. 0,1,0+1")
+    meta.add_argument("--train-node", help="training node per job, e.g. 0,0,0")
+    meta.add_argument("--order", help="round-robin job order, e.g. 2,0,1")
+    meta.set_defaults(func=cmd_meta_iteration)
+
+    model = sub.add_parser("model", help="closed-form models").add_subparsers(
+        dest="model_command", required=True, metavar="MODEL"
+    )
+    micro = model.add_parser("microbench", help="micro-benchmark scenarios in closed form")
+    micro.add_argument("--scenarios", nargs="+", default=["temporal", "train", "spatial"])
+    micro.add_argument("--hardware", type=Path, help="defaults YAML to use instead of ours")
+    micro.add_argument("--out", type=Path, help="CSV to write (default: print a table)")
+    micro.set_defaults(func=cmd_microbench)
+
+    gantt = sub.add_parser("gantt", help="Solo-D vs woven per-phase timelines (Fig. 1)")
+    gantt.add_argument("--job-types", nargs=2, default=["A", "A"], metavar="TYPE")
+    gantt.add_argument("--iterations", type=int, default=3)
+    gantt.add_argument("--hardware", type=Path, help="defaults YAML to use instead of ours")
+    gantt.add_argument("--out", type=Path, required=True, help="CSV to write")
+    gantt.set_defaults(func=cmd_gantt)
+
+    for name, module, text in (
+        ("theorem1", "rollmux.theorem1", "Theorem 1 boundary map (see docs/theorem1.md)"),
+        ("calibration", "rollmux.calibration", "phase-time model calibration table"),
+    ):
+        forward = sub.add_parser(name, help=text, add_help=False)
+        forward.add_argument("rest", nargs=argparse.REMAINDER)
+        forward.set_defaults(func=_forward(module))
+
+    from rollmux.traces.cli import register as register_traces
+
+    register_traces(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``rollmux`` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"rollmux: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `rollmux model microbench | head`
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
