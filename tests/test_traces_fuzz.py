@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -81,3 +82,15 @@ def test_random_cells_raise_only_trace_errors(rows: list[list[str]]) -> None:
     header = "job_id,model_size_b,max_response_tokens,slo,train_gpus\n"
     body = "\n".join(",".join(cells) for cells in rows)
     check_only_trace_errors((header + body).encode("utf-8", errors="surrogatepass"))
+
+
+def test_repeated_empty_column_names_are_named(tmp_path: Path) -> None:
+    """Two empty header cells: the duplicate is reported with a visible column name."""
+    path = tmp_path / "empty-names.csv"
+    path.write_bytes(
+        b",,# schema_version: 1\njob_id,model_size_b,max_response_tokens,turns,rollout_gpus,"
+        b"slo,rollout_s,workload\na,7,8192,1,8,1.5,300,math\n"
+    )
+    with pytest.raises(TraceError) as exc:
+        load_trace(path)
+    assert all(problem.column for problem in exc.value.problems)

@@ -215,7 +215,9 @@ def _check_header(table: _Table, schema: TraceSchema, name: str, problems: list[
     for column in table.header:
         if column in seen:
             problems.append(
-                Problem(name, table.header_line, HEADER_ROW, column, "column appears twice")
+                Problem(
+                    name, table.header_line, HEADER_ROW, column or "''", "column appears twice"
+                )
             )
             usable = False
         seen.add(column)
