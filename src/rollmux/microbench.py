@@ -19,6 +19,7 @@ import pandas as pd
 import yaml
 
 from rollmux.closedform import (
+    FleetCost,
     JobPhases,
     fluid_cost_usd_per_h,
     job_phases_from_rljob,
@@ -153,8 +154,16 @@ def scenario_table(
     for name in names:
         sc = build_scenario(name, hw, definitions)
         m = sc.group.metrics()
+        # Normalise by each job's Solo-D time on the GPUs it asked for (not its in-group
+        # phases, which may run on fewer training GPUs), like the Solo-D and veRL rows.
+        solo_s = [p.solo_iteration_s for p in sc.solo_phases]
+        woven = FleetCost(
+            iterations_per_h=m.iterations_per_h,
+            cost_usd_per_h=m.cost_usd_per_h,
+            normalised_throughput=sum(t / m.meta_iteration_s for t in solo_s),
+        )
         fleets = {
-            "rollmux": (m.fleet(), m),
+            "rollmux": (woven, m),
             "solo-d": (solo_d_fleet(list(sc.solo_phases), pools), None),
             "verl": (verl_fleet(list(sc.solo_phases), pools), None),
         }
@@ -183,7 +192,7 @@ def scenario_table(
                 "rollmux_gain": ours / fleet.normalised_throughput_per_usd_h,
                 "rollout_utilisation": metrics.rollout_utilisation if metrics else None,
                 "train_utilisation": metrics.train_utilisation if metrics else None,
-                "max_slowdown": max(metrics.slowdown) if metrics else 1.0,
+                "max_slowdown": m.meta_iteration_s / min(solo_s) if metrics else 1.0,
                 "meta_iteration_s": metrics.meta_iteration_s if metrics else None,
                 "t_cycle_s": metrics.t_cycle_s if metrics else None,
                 "t_load_s": metrics.t_load_s if metrics else None,
