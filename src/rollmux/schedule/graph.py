@@ -120,6 +120,9 @@ def normalise_pinning(
         raise ValueError(f"{name}: expected {n_jobs} entries (one per job), got {len(pinning)}")
     out = []
     for j, entry in enumerate(pinning):
+        if type(entry) is int and entry >= 0:  # fast path: the ABC checks below are slow
+            out.append((entry,))
+            continue
         if isinstance(entry, Iterable) and not isinstance(entry, str):
             ids = tuple(_check_node_id(name, j, n) for n in entry)
             if not ids:

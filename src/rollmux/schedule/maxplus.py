@@ -87,11 +87,16 @@ def reduce_event_graph(
     # longest[v]: {entry row: longest token-free path weight from that entry to v}
     longest: list[dict[int, float]] = [{} for _ in range(n_events)]
     for v in topo:
-        here = longest[v]
         r = row.get(v)
+        incoming = preds[v]
+        if r is None and len(incoming) == 1:  # common case: copy the one predecessor's map
+            u, w = incoming[0]
+            longest[v] = {src: val + w for src, val in longest[u].items()}
+            continue
+        here = longest[v]
         if r is not None:
             here[r] = 0.0
-        for u, w in preds[v]:
+        for u, w in incoming:
             for src, val in longest[u].items():
                 cand = val + w
                 if cand > here.get(src, NEG_INF):
