@@ -55,3 +55,26 @@ def test_help_and_usage(command: list[str], capsys: pytest.CaptureFixture[str]) 
         main([*command, "--help"])
     assert exc.value.code == 0
     assert "usage: rollmux" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("what", "keys"),
+    [
+        ("placement", {"jobs", "median_ms", "p95_ms"}),
+        ("optimum", {"jobs", "seconds", "optimal_cost_usd_per_h", "bruteforce_seconds"}),
+    ],
+)
+def test_bench_prints_one_json_object(
+    what: str, keys: set[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`rollmux bench placement|optimum` prints one JSON object with the documented keys."""
+    assert main(["bench", what, "--jobs", "6", "--seed", "1"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert keys <= set(result)
+    assert result["jobs"] == 6
+
+
+def test_bench_rejects_non_positive_jobs(capsys: pytest.CaptureFixture[str]) -> None:
+    """A zero job count is a one-line error."""
+    assert main(["bench", "placement", "--jobs", "0"]) == 2
+    assert "--jobs = 0" in capsys.readouterr().err

@@ -5,6 +5,8 @@
     rollmux gantt --job-types A A --out results/gantt/phases.csv
     rollmux theorem1 --instances 200 --seed 0 --out results/theorem1/summary.csv
     rollmux calibration                                    phase-model calibration table
+    rollmux bench placement --jobs 2000 --seed 0           RollMux decision latency (JSON)
+    rollmux bench optimum --jobs 13 --seed 0               exact offline optimum (JSON)
     rollmux trace validate|generate|adapt|stats ...        job traces
 
 Errors in the input (bad numbers, unknown names, malformed traces) print one line
@@ -74,6 +76,22 @@ def cmd_gantt(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run one benchmark and print its result as one JSON object."""
+    if args.jobs < 1:
+        raise ValueError(f"--jobs = {args.jobs}: expected a positive number of jobs")
+    if args.what == "placement":
+        from rollmux.placement.bench import bench_placement
+
+        result = bench_placement(args.jobs, args.seed, decisions=args.decisions)
+    else:
+        from rollmux.placement.optimum import bench_optimum
+
+        result = bench_optimum(args.jobs, args.seed)
+    print(json.dumps(result, sort_keys=True, default=str))
+    return 0
+
+
 def _forward(module: str) -> Callable[[argparse.Namespace], int]:
     """A command that hands its remaining arguments to ``module.main``."""
 
@@ -120,6 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
     gantt.add_argument("--hardware", type=Path, help="defaults YAML to use instead of ours")
     gantt.add_argument("--out", type=Path, required=True, help="CSV to write")
     gantt.set_defaults(func=cmd_gantt)
+
+    bench = sub.add_parser("bench", help="decision-latency and optimum benchmarks (JSON)")
+    bench.add_argument("what", choices=["placement", "optimum"], help="what to time")
+    bench.add_argument("--jobs", type=int, required=True, help="concurrent jobs")
+    bench.add_argument("--seed", type=int, default=0, help="seed of the generated job mix")
+    bench.add_argument(
+        "--decisions", type=int, default=50, help="timed decisions (placement only)"
+    )
+    bench.set_defaults(func=cmd_bench)
 
     for name, module, text in (
         ("theorem1", "rollmux.theorem1", "Theorem 1 boundary map (see docs/theorem1.md)"),

@@ -1,0 +1,376 @@
+"""The placement interface: decisions, job profiles, the policy base class and the registry.
+
+A policy is a pure decision over a snapshot: ``policy.place(job, snapshot)`` returns a
+:class:`Placement` (one job onto concrete nodes) or a :class:`Regrouping` (a new partition
+of all active jobs plus the arrival); it reads no clock and does no I/O. Policies are
+registered by name (:func:`register_policy`) and built with :func:`get_policy`.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from rollmux.closedform import job_phases_from_rljob
+from rollmux.group import GroupJob
+from rollmux.hardware import Hardware
+from rollmux.jobs import RLJob
+from rollmux.phasetimes import (
+    PhaseTimes,
+    phase_times,
+    rollout_mem_gb_per_node,
+    train_mem_gb_per_node,
+)
+from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
+
+__all__ = [
+    "Decision",
+    "JobProfile",
+    "NewNode",
+    "Placement",
+    "PlacementPolicy",
+    "Regrouping",
+    "Strategy",
+    "check_max_group_size",
+    "feasible_nodes",
+    "get_policy",
+    "group_members",
+    "job_profile",
+    "new_group_placement",
+    "node_price_usd_per_h",
+    "policy_names",
+    "profile_or_reason",
+    "register_policy",
+    "rejected",
+]
+
+
+class Strategy(StrEnum):
+    """How a job was admitted (the paper's admission mix uses the first three)."""
+
+    DIRECT_PACKING = "direct-packing"  # existing rollout and training nodes, zero cost
+    ROLLOUT_SCALING = "rollout-scaling"  # the group's training nodes plus new rollout nodes
+    NEW_GROUP = "new-group"  # an isolated group of new nodes holding only the job
+    COLOCATED = "colocated"  # veRL: every phase on the job's own training GPUs
+    REGROUP = "regroup"  # the job was placed by re-partitioning every active job
+    REJECTED = "rejected"  # the job fits no node (reason recorded)
+
+
+@dataclass(frozen=True, slots=True)
+class NewNode:
+    """A node a decision provisions: its id, pool and GPU type."""
+
+    node_id: str
+    pool: Pool
+    gpu_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class JobProfile:
+    """What placement needs of a job: phase times, nodes per pool, host memory per node."""
+
+    times: PhaseTimes
+    rollout_nodes: int
+    train_nodes: int
+    rollout_mem_gb: float
+    train_mem_gb: float
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One job onto concrete nodes of one group (existing or new), with its marginal cost.
+
+    ``rollout_nodes``/``train_nodes`` are the node ids the job is pinned to (existing
+    ones or ids among ``new_nodes``); ``marginal_cost_usd_per_h`` the hourly price of
+    ``new_nodes``; ``meta_iteration_s`` the resulting group's meta-iteration under the
+    policy's admission estimates (``nan`` when the policy does not evaluate it).
+    """
+
+    job: RLJob
+    strategy: Strategy
+    group_id: str = ""
+    rollout_nodes: tuple[str, ...] = ()
+    train_nodes: tuple[str, ...] = ()
+    new_nodes: tuple[NewNode, ...] = ()
+    marginal_cost_usd_per_h: float = 0.0
+    new_group: bool = False
+    group_kind: GroupKind = GroupKind.SHARED
+    profile: JobProfile | None = None
+    meta_iteration_s: float = math.nan
+    node_orders: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    reason: str = ""
+
+    @property
+    def job_id(self) -> str:
+        """The placed job's id."""
+        return self.job.job_id
+
+    @property
+    def admitted(self) -> bool:
+        """False for a rejected job."""
+        return self.strategy is not Strategy.REJECTED
+
+
+@dataclass(frozen=True)
+class Regrouping:
+    """A re-partition of the active jobs plus the arrival (policies ``optimal``, ``regroup``).
+
+    Groups in ``kept_groups`` stay as they are; every other group is dissolved and its
+    jobs, with the arrival, are re-admitted by ``placements`` (new groups on new nodes,
+    in order). ``moved_jobs`` are the previously admitted jobs whose set of group-mates
+    changed; each pays ``pause_s[job_id]`` of migration and restart (0 for the idealised
+    optimum). ``marginal_cost_usd_per_h`` is the change of the cluster's hourly cost.
+    """
+
+    job: RLJob | None
+    time_s: float
+    kept_groups: tuple[str, ...]
+    placements: tuple[Placement, ...]
+    moved_jobs: tuple[str, ...]
+    pause_s: Mapping[str, float]
+    marginal_cost_usd_per_h: float
+    cost_usd_per_h: float
+    solver: str = ""
+    solve_seconds: float = 0.0
+    strategy: Strategy = Strategy.REGROUP
+    reason: str = ""
+
+    @property
+    def job_id(self) -> str:
+        """The arriving job's id (empty for a periodic regroup without an arrival)."""
+        return "" if self.job is None else self.job.job_id
+
+    @property
+    def admitted(self) -> bool:
+        """A regrouping always admits its arrival."""
+        return True
+
+
+Decision = Placement | Regrouping
+
+
+def rejected(job: RLJob, reason: str) -> Placement:
+    """A decision record for a job that cannot be placed (not an exception)."""
+    return Placement(job=job, strategy=Strategy.REJECTED, reason=reason)
+
+
+# --------------------------------------------------------------------------- job profiles
+
+# Fields of RLJob that do not change phase times or memory: jobs equal on all the
+# others share one profile (the phase model costs ~4 ms per call).
+_PROFILE_FREE_FIELDS = frozenset({"job_id", "slo", "arrival_s", "iterations", "workload"})
+_PROFILE_FIELDS = tuple(f.name for f in fields(RLJob) if f.name not in _PROFILE_FREE_FIELDS)
+_PROFILE_CACHE: dict[tuple[int, tuple[Any, ...]], tuple[Hardware, JobProfile]] = {}
+_PROFILE_CACHE_MAX = 50_000
+
+
+def job_profile(job: RLJob, hw: Hardware) -> JobProfile:
+    """Phase times, nodes per pool and per-node host memory of ``job`` (memoised).
+
+    Raises ValueError (from the phase model) when the job cannot run on its GPUs, e.g.
+    an unknown GPU type or too few GPUs for its model's tensor parallelism.
+    """
+    key = (id(hw), tuple(getattr(job, name) for name in _PROFILE_FIELDS))
+    hit = _PROFILE_CACHE.get(key)
+    if hit is not None and hit[0] is hw:
+        return hit[1]
+    gpn = hw.node.gpus_per_node
+    profile = JobProfile(
+        times=phase_times(job, hw),
+        rollout_nodes=math.ceil(job.rollout_gpus / gpn),
+        train_nodes=math.ceil(job.train_gpus / gpn),
+        rollout_mem_gb=rollout_mem_gb_per_node(job, hw),
+        train_mem_gb=train_mem_gb_per_node(job, hw),
+    )
+    if len(_PROFILE_CACHE) >= _PROFILE_CACHE_MAX:
+        _PROFILE_CACHE.clear()
+    _PROFILE_CACHE[key] = (hw, profile)
+    return profile
+
+
+def profile_or_reason(job: RLJob, hw: Hardware) -> JobProfile | str:
+    """The job's profile, or why it fits no node (phase model error, host memory)."""
+    if not isinstance(job, RLJob):
+        raise ValueError(f"job must be an RLJob, got {job!r}")
+    try:
+        profile = job_profile(job, hw)
+    except ValueError as exc:
+        return f"job {job.job_id!r} cannot run on its GPUs: {exc}"
+    limit = hw.node.host_mem_gb
+    for pool, mem in (("rollout", profile.rollout_mem_gb), ("train", profile.train_mem_gb)):
+        if mem > limit:
+            return (
+                f"job {job.job_id!r} needs {mem:g} GB of host memory per {pool} node, more "
+                f"than a node holds ({limit:g} GB)"
+            )
+    return profile
+
+
+# --------------------------------------------------------------------------- policies
+
+
+class PlacementPolicy(ABC):
+    """A placement policy: a pure decision ``place(job, snapshot) -> Decision``."""
+
+    name: str = ""
+
+    @abstractmethod
+    def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Decision:
+        """Decide where ``job`` goes given ``snapshot`` (no clock, no I/O, no mutation)."""
+
+    def regroup(self, snapshot: ClusterSnapshot) -> Regrouping | None:
+        """A periodic re-partition due at ``snapshot.time_s`` (None: this policy never does)."""
+        return None
+
+
+_REGISTRY: dict[str, Callable[..., PlacementPolicy]] = {}
+P = TypeVar("P", bound=Callable[..., PlacementPolicy])
+
+
+def register_policy(name: str) -> Callable[[P], P]:
+    """Class (or factory) decorator registering a policy under ``name``."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+
+    def deco(factory: P) -> P:
+        if name in _REGISTRY and _REGISTRY[name] is not factory:
+            raise ValueError(f"name {name!r} is already registered")
+        _REGISTRY[name] = factory
+        return factory
+
+    return deco
+
+
+def _load_builtin_policies() -> None:
+    """Import the policy modules so that their registrations run."""
+    from rollmux.placement import (  # noqa: F401
+        gavel_plus,
+        greedy,
+        optimal,
+        random_policy,
+        regroup,
+        rollmux,
+        solo_d,
+        variants,
+        verl,
+    )
+
+
+def policy_names() -> tuple[str, ...]:
+    """Every registered policy name, sorted."""
+    _load_builtin_policies()
+    return tuple(sorted(_REGISTRY))
+
+
+def get_policy(name: str, **options: Any) -> PlacementPolicy:
+    """The policy registered as ``name`` built with ``options``; ValueError lists valid names."""
+    _load_builtin_policies()
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ValueError(f"unknown policy {name!r}; valid names: {', '.join(policy_names())}")
+    try:
+        return _REGISTRY[name](**options)
+    except TypeError as exc:
+        raise ValueError(f"options for policy {name!r} are invalid: {exc}") from None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def node_price_usd_per_h(hw: Hardware, gpu_type: str) -> float:
+    """Hourly price of one whole node of ``gpu_type``."""
+    return hw.price_usd_per_h(gpu_type, hw.node.gpus_per_node)
+
+
+def new_group_placement(
+    job: RLJob,
+    profile: JobProfile,
+    snapshot: ClusterSnapshot,
+    *,
+    strategy: Strategy = Strategy.NEW_GROUP,
+    kind: GroupKind = GroupKind.SHARED,
+    rollout_gpu_type: str | None = None,
+    train_gpu_type: str | None = None,
+    rollout_nodes: int | None = None,
+    train_nodes: int | None = None,
+    meta_iteration_s: float = math.nan,
+    id_offset: int = 0,
+) -> Placement:
+    """The job alone in a new group on new nodes (defaults: its own GPU types and counts).
+
+    ``id_offset`` skips serials already reserved by earlier placements of one decision.
+    """
+    hw = snapshot.hw
+    r_type = job.rollout_gpu_type if rollout_gpu_type is None else rollout_gpu_type
+    t_type = job.train_gpu_type if train_gpu_type is None else train_gpu_type
+    n_r = profile.rollout_nodes if rollout_nodes is None else rollout_nodes
+    n_t = profile.train_nodes if train_nodes is None else train_nodes
+    (group_id,) = snapshot.new_ids("G", 1, id_offset)
+    r_ids = snapshot.new_ids("R", n_r, id_offset + 1)
+    t_ids = snapshot.new_ids("T", n_t, id_offset + 1 + n_r)
+    new_nodes = tuple(NewNode(n, Pool.ROLLOUT, r_type) for n in r_ids) + tuple(
+        NewNode(n, Pool.TRAIN, t_type) for n in t_ids
+    )
+    cost = n_r * node_price_usd_per_h(hw, r_type) + n_t * node_price_usd_per_h(hw, t_type)
+    return Placement(
+        job=job,
+        strategy=strategy,
+        group_id=group_id,
+        rollout_nodes=r_ids,
+        train_nodes=t_ids,
+        new_nodes=new_nodes,
+        marginal_cost_usd_per_h=cost,
+        new_group=True,
+        group_kind=kind,
+        profile=profile,
+        meta_iteration_s=meta_iteration_s,
+    )
+
+
+def feasible_nodes(
+    group: GroupState, snapshot: ClusterSnapshot, job: RLJob, profile: JobProfile
+) -> tuple[list[str], list[str]]:
+    """The group's rollout and training nodes of the job's GPU types with room for its state."""
+    nodes = snapshot.nodes
+    roll_ok = [
+        n for n in group.rollout_nodes
+        if nodes[n].gpu_type == job.rollout_gpu_type and nodes[n].fits(profile.rollout_mem_gb)
+    ]
+    train_ok = [
+        n for n in group.train_nodes
+        if nodes[n].gpu_type == job.train_gpu_type and nodes[n].fits(profile.train_mem_gb)
+    ]
+    return roll_ok, train_ok
+
+
+def group_members(
+    group: GroupState, snapshot: ClusterSnapshot, worst_case: bool
+) -> tuple[GroupJob, ...]:
+    """The group's jobs as group-model members (worst-case or expected phases), in order."""
+    hw = snapshot.hw
+    members = []
+    for job_id in group.jobs:
+        placed = snapshot.jobs[job_id]
+        phases = job_phases_from_rljob(placed.job, hw, placed.times)
+        members.append(
+            GroupJob(
+                phases=phases.worst_case() if worst_case else phases,
+                rollout_nodes=placed.rollout_nodes,
+                train_nodes=placed.train_nodes,
+                slo=placed.job.slo,
+                rollout_mem_gb_per_node=placed.rollout_mem_gb,
+                train_mem_gb_per_node=placed.train_mem_gb,
+                job_id=job_id,
+            )
+        )
+    return tuple(members)
+
+
+def check_max_group_size(value: object) -> int:
+    """``value`` as a group-size limit >= 1, else ValueError naming max_group_size."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"max_group_size must be an integer >= 1, got {value!r}")
+    return value

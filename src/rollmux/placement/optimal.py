@@ -1,0 +1,150 @@
+"""The `optimal` policy: at each arrival, the minimum-cost partition of all active jobs.
+
+An idealised lower bound (paper sec. 6.5, "Offline Optimal"): every decision re-solves
+the optimum (:func:`rollmux.placement.optimum.optimal_partition`) over the active jobs
+plus the arrival, and regroups for free (no migration pause). The decision is a
+:class:`rollmux.placement.base.Regrouping`; :func:`regrouping_from_partition` turns a
+partition into one (shared by the ``regroup`` policy, which charges pauses).
+
+A group of the partition whose job set equals a current group's is *kept* as it stands
+when the current group is no dearer; every other group is built on new nodes and its
+previously admitted jobs count as moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from rollmux.jobs import RLJob
+from rollmux.placement.base import (
+    Decision,
+    Placement,
+    PlacementPolicy,
+    Regrouping,
+    Strategy,
+    check_max_group_size,
+    job_profile,
+    profile_or_reason,
+    register_policy,
+    rejected,
+)
+from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, Pool
+
+__all__ = ["OptimalPolicy", "regrouping_from_partition", "solve_regrouping"]
+
+REL_TOL = 1e-9
+
+
+def regrouping_from_partition(
+    partition: object,
+    jobs: Sequence[RLJob],
+    snapshot: ClusterSnapshot,
+    arrival: RLJob | None,
+    time_s: float,
+    pause_s: Callable[[RLJob], float],
+) -> Regrouping:
+    """The :class:`Regrouping` that realises ``partition`` (an optimum ``Partition``)."""
+    from rollmux.placement.base import NewNode
+
+    hw = snapshot.hw
+    by_id = {job.job_id: job for job in jobs}
+    old_sets = {frozenset(g.jobs): g for g in snapshot.groups.values()}
+    kept: list[str] = []
+    placements: list[Placement] = []
+    moved: list[str] = []
+    offset = 0
+    cost_after = 0.0
+    for plan in partition.groups:  # type: ignore[attr-defined]
+        members = frozenset(plan.job_ids)
+        old = old_sets.get(members)
+        if old is not None:
+            old_cost = snapshot.group_cost_usd_per_h(old.group_id)
+            if old_cost <= plan.cost_usd_per_h * (1.0 + REL_TOL):
+                kept.append(old.group_id)
+                cost_after += old_cost
+                continue
+        cost_after += plan.cost_usd_per_h
+        first = by_id[plan.job_ids[0]]
+        (group_id,) = snapshot.new_ids("G", 1, offset)
+        r_ids = snapshot.new_ids("R", plan.rollout_nodes, offset + 1)
+        t_ids = snapshot.new_ids("T", plan.train_nodes, offset + 1 + plan.rollout_nodes)
+        offset += 1 + plan.rollout_nodes + plan.train_nodes
+        new_nodes = tuple(NewNode(n, Pool.ROLLOUT, first.rollout_gpu_type) for n in r_ids) + tuple(
+            NewNode(n, Pool.TRAIN, first.train_gpu_type) for n in t_ids
+        )
+        for rank, k in enumerate(plan.order):
+            job = by_id[plan.job_ids[k]]
+            if job.job_id in snapshot.jobs:
+                moved.append(job.job_id)
+            placements.append(
+                Placement(
+                    job=job,
+                    strategy=Strategy.REGROUP,
+                    group_id=group_id,
+                    rollout_nodes=tuple(r_ids[i] for i in plan.rollout_pinning[k]),
+                    train_nodes=tuple(t_ids[i] for i in plan.train_pinning[k]),
+                    new_nodes=new_nodes if rank == 0 else (),
+                    marginal_cost_usd_per_h=plan.cost_usd_per_h if rank == 0 else 0.0,
+                    new_group=rank == 0,
+                    group_kind=GroupKind.SHARED,
+                    profile=job_profile(job, hw),
+                    meta_iteration_s=plan.meta_iteration_s,
+                )
+            )
+    moved_sorted = tuple(sorted(moved))
+    return Regrouping(
+        job=arrival,
+        time_s=time_s,
+        kept_groups=tuple(kept),
+        placements=tuple(placements),
+        moved_jobs=moved_sorted,
+        pause_s={job_id: pause_s(by_id[job_id]) for job_id in moved_sorted},
+        marginal_cost_usd_per_h=cost_after - snapshot.cost_usd_per_h(),
+        cost_usd_per_h=cost_after,
+        solver=str(partition.solver),  # type: ignore[attr-defined]
+        solve_seconds=float(partition.seconds),  # type: ignore[attr-defined]
+    )
+
+
+def solve_regrouping(
+    snapshot: ClusterSnapshot,
+    arrival: RLJob | None,
+    time_s: float,
+    pause_s: Callable[[RLJob], float],
+    max_group_size: int,
+    time_limit_s: float | None,
+) -> Regrouping:
+    """Re-solve the optimum over the snapshot's jobs (plus ``arrival``) as a Regrouping."""
+    from rollmux.placement.optimum import optimal_partition
+
+    jobs = [placed.job for placed in snapshot.jobs.values()]
+    if arrival is not None:
+        jobs.append(arrival)
+    partition = optimal_partition(jobs, snapshot.hw, max_group_size, time_limit_s)
+    return regrouping_from_partition(partition, jobs, snapshot, arrival, time_s, pause_s)
+
+
+@register_policy("optimal")
+class OptimalPolicy(PlacementPolicy):
+    """Free regrouping to the minimum-cost partition at every arrival (a lower bound)."""
+
+    name = "optimal"
+
+    def __init__(self, max_group_size: int = 5, time_limit_s: float | None = None) -> None:
+        """Set the group-size limit and the optimum's time budget per decision."""
+        self.max_group_size = check_max_group_size(max_group_size)
+        self.time_limit_s = time_limit_s
+
+    def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Decision:
+        """The minimum-cost partition of the active jobs plus ``job`` (no pauses)."""
+        profile = profile_or_reason(job, snapshot.hw)
+        if isinstance(profile, str):
+            return rejected(job, profile)
+        if job.job_id in snapshot.jobs:
+            return rejected(job, f"job {job.job_id!r} is already admitted")
+        if any(g.kind is not GroupKind.SHARED for g in snapshot.groups.values()):
+            raise ValueError("snapshot holds non-shared groups; optimal needs its own cluster")
+        time_s = max(snapshot.time_s, job.arrival_s)
+        return solve_regrouping(
+            snapshot, job, time_s, lambda _job: 0.0, self.max_group_size, self.time_limit_s
+        )

@@ -1,0 +1,433 @@
+"""RollMux's inter-group placement, Algorithm 1 of the paper (notes section 3).
+
+For an arriving job j and every co-execution group G of the snapshot:
+
+1. *Skip* G when it is full (``max_group_size`` jobs) or, with saturation pruning, when
+   its worst-case ``T_load >= T_cycle`` (paper Fig. 6: adding work stretches everyone).
+2. *Cheap necessary conditions* (no meta-iteration is simulated): the job's GPU types
+   match the group's nodes; enough nodes with free host memory (per-node residency);
+   ``max(T_cycle', T_load') <= min_k SLO_k * T_solo_k`` over G + j, where ``T_cycle'``
+   and ``T_load'`` are lower bounds of the new group's chain and bottleneck load
+   (switch costs included where a node becomes shared). The meta-iteration is never
+   shorter than either, so a candidate failing this bound cannot meet the SLOs.
+3. *Candidates*: direct packing on every combination of existing rollout and training
+   nodes with the memory; rollout scaling: the job on existing training nodes plus
+   ``k = 1 .. n_r`` new rollout nodes (fewest first; the remaining ``n_r - k`` on
+   existing ones); the isolated new group (always feasible, the fallback).
+4. *Order*: candidates are sorted by the key (marginal cost, strategy rank [direct
+   packing < rollout scaling], -fill, group serial, rollout node ids, training node ids)
+   where ``fill = T_load' / max(T_load', T_cycle')`` is the lower-bound bottleneck share
+   of the new group (tightest fit first, best-fit bin packing). The key needs no
+   simulation, so the candidates are checked *lazily* in that order and the first one
+   whose exact check passes wins: it is the minimum of the key over all feasible
+   candidates. The new group wins when no cheaper candidate passes.
+5. *Exact check*: the group model (:class:`rollmux.group.CoExecutionGroup`) with every
+   member at its worst-case (max-token) phase times, the exact round-robin
+   meta-iteration (max-plus), and ``T_meta <= SLO_k * T_solo_k`` for every member k.
+
+Options (registered variants in :mod:`rollmux.placement.variants`): ``prune_saturated``
+(step 1), ``worst_case`` (False: expected phase times), ``order_search`` (when round
+robin fails but the lower bound passes, search per-node orders with
+:func:`rollmux.schedule.search.best_node_orders`), ``objective`` ("marginal-cost", or
+"cost-weighted": minimise marginal cost plus the change in idle GPU dollars per hour,
+which evaluates every candidate exactly).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from rollmux.closedform import JobPhases, job_phases_from_rljob
+from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
+from rollmux.hardware import Hardware
+from rollmux.jobs import RLJob
+from rollmux.placement.base import (
+    JobProfile,
+    NewNode,
+    Placement,
+    PlacementPolicy,
+    Strategy,
+    new_group_placement,
+    node_price_usd_per_h,
+    profile_or_reason,
+    register_policy,
+    rejected,
+)
+from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
+
+__all__ = ["RollMuxPolicy", "admission_phases"]
+
+# Relative tolerance of SLO comparisons (the group model's REL_TOL).
+REL_TOL = 1e-9
+Objective = Literal["marginal-cost", "cost-weighted"]
+_STRATEGY_RANK = {Strategy.DIRECT_PACKING: 0, Strategy.ROLLOUT_SCALING: 1}
+_CACHE_MAX = 50_000
+
+
+def admission_phases(job: RLJob, profile: JobProfile, hw: Hardware, worst_case: bool) -> JobPhases:
+    """The job's phases used for admission: worst-case (max tokens) or expected."""
+    phases = job_phases_from_rljob(job, hw, profile.times)
+    return phases.worst_case() if worst_case else phases
+
+
+@dataclass(frozen=True, slots=True)
+class _GroupSummary:
+    """Per-group quantities cached between decisions (keyed by the GroupState object)."""
+
+    members: tuple[GroupJob, ...]
+    t_cycle_s: float
+    t_load_s: float
+    slack_s: float  # min_k SLO_k * T_solo_k
+    shared_load_s: dict[str, float]  # node -> summed phase + switch of its jobs
+    chain_if_shared_s: dict[str, float]  # node -> longest member chain once node is shared
+    rollout_type: str
+    train_type: str
+    busy_usd_per_h_s: float  # sum over nodes of node price x busy seconds (cost-weighted)
+
+    @property
+    def saturated(self) -> bool:
+        """Paper Fig. 6: full or over-saturated (T_load >= T_cycle)."""
+        return self.t_load_s >= self.t_cycle_s * (1.0 - REL_TOL)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A candidate placement in an existing group, before its exact check."""
+
+    key: tuple[object, ...]
+    group: GroupState
+    rollout_existing: tuple[str, ...]
+    n_new_rollout: int
+    train_nodes: tuple[str, ...]
+    marginal_cost_usd_per_h: float
+    strategy: Strategy
+
+
+@register_policy("rollmux")
+class RollMuxPolicy(PlacementPolicy):
+    """Algorithm 1: least marginal provisioning cost subject to memory and every SLO."""
+
+    name = "rollmux"
+
+    def __init__(
+        self,
+        max_group_size: int = 5,
+        prune_saturated: bool = True,
+        worst_case: bool = True,
+        order_search: bool = False,
+        objective: Objective = "marginal-cost",
+        order_search_limit: int = 720,
+    ) -> None:
+        """Validate the options (ValueError names the option and the bad value)."""
+        if isinstance(max_group_size, bool) or not isinstance(max_group_size, int) or (
+            max_group_size < 1
+        ):
+            raise ValueError(f"max_group_size must be an integer >= 1, got {max_group_size!r}")
+        for name, flag in (("prune_saturated", prune_saturated), ("worst_case", worst_case),
+                           ("order_search", order_search)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"{name} must be a bool, got {flag!r}")
+        if objective not in ("marginal-cost", "cost-weighted"):
+            raise ValueError(
+                f"objective must be 'marginal-cost' or 'cost-weighted', got {objective!r}"
+            )
+        if isinstance(order_search_limit, bool) or not isinstance(order_search_limit, int) or (
+            order_search_limit < 1
+        ):
+            raise ValueError(
+                f"order_search_limit must be an integer >= 1, got {order_search_limit!r}"
+            )
+        self.max_group_size = max_group_size
+        self.prune_saturated = prune_saturated
+        self.worst_case = worst_case
+        self.order_search = order_search
+        self.objective: Objective = objective
+        self.order_search_limit = order_search_limit
+        self._cache: dict[int, tuple[GroupState, Hardware, _GroupSummary]] = {}
+
+    # ------------------------------------------------------------------- summaries
+
+    def _summary(self, group: GroupState, snapshot: ClusterSnapshot) -> _GroupSummary:
+        """Cached per-group worst-case (or expected) quantities."""
+        hit = self._cache.get(id(group))
+        if hit is not None and hit[0] is group and hit[1] is snapshot.hw:
+            return hit[2]
+        summary = self._summarise(group, snapshot)
+        if len(self._cache) >= _CACHE_MAX:
+            self._cache.clear()
+        self._cache[id(group)] = (group, snapshot.hw, summary)
+        return summary
+
+    def _summarise(self, group: GroupState, snapshot: ClusterSnapshot) -> _GroupSummary:
+        """Compute a group's loads, chains and SLO slack under the admission estimates."""
+        hw = snapshot.hw
+        members = []
+        for job_id in group.jobs:
+            placed = snapshot.jobs[job_id]
+            phases = job_phases_from_rljob(placed.job, hw, placed.times)
+            if self.worst_case:
+                phases = phases.worst_case()
+            members.append(
+                GroupJob(
+                    phases=phases,
+                    rollout_nodes=placed.rollout_nodes,
+                    train_nodes=placed.train_nodes,
+                    slo=placed.job.slo,
+                    rollout_mem_gb_per_node=placed.rollout_mem_gb,
+                    train_mem_gb_per_node=placed.train_mem_gb,
+                    job_id=job_id,
+                )
+            )
+        nodes = snapshot.nodes
+        shared = {n for n in (*group.rollout_nodes, *group.train_nodes) if len(nodes[n].jobs) > 1}
+        load: dict[str, float] = {}
+        shared_load: dict[str, float] = {}
+        chain_if_shared: dict[str, float] = {}
+        chains = []
+        busy_usd = 0.0
+        for m in members:
+            p = m.phases
+            r_sw = p.warm_switch_s if shared.intersection(m.rollout_nodes) else 0.0
+            t_sw = p.warm_switch_s if shared.intersection(m.train_nodes) else 0.0
+            r_eff, t_eff = p.rollout_s + r_sw, p.train_s + p.sync_s + t_sw
+            chain = r_eff + t_eff
+            chains.append(chain)
+            for pins, eff, base, extra_if_shared in (
+                (m.rollout_nodes, r_eff, p.rollout_s, p.warm_switch_s - r_sw),
+                (m.train_nodes, t_eff, p.train_s + p.sync_s, p.warm_switch_s - t_sw),
+            ):
+                for n in pins:
+                    load[n] = load.get(n, 0.0) + eff
+                    shared_load[n] = shared_load.get(n, 0.0) + base + p.warm_switch_s
+                    chain_if_shared[n] = max(chain_if_shared.get(n, 0.0), chain + extra_if_shared)
+            price_r = node_price_usd_per_h(hw, nodes[m.rollout_nodes[0]].gpu_type)
+            price_t = node_price_usd_per_h(hw, nodes[m.train_nodes[0]].gpu_type)
+            busy_usd += price_r * p.rollout_s * len(m.rollout_nodes)
+            busy_usd += price_t * p.train_s * len(m.train_nodes)
+        return _GroupSummary(
+            members=tuple(members),
+            t_cycle_s=max(chains),
+            t_load_s=max(load.values()),
+            slack_s=min(m.slo * m.phases.solo_iteration_s for m in members),
+            shared_load_s=shared_load,
+            chain_if_shared_s=chain_if_shared,
+            rollout_type=nodes[group.rollout_nodes[0]].gpu_type,
+            train_type=nodes[group.train_nodes[0]].gpu_type,
+            busy_usd_per_h_s=busy_usd,
+        )
+
+    # ------------------------------------------------------------------- decision
+
+    def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
+        """Algorithm 1 over ``snapshot``; a job that fits no node gets a rejected record."""
+        profile = profile_or_reason(job, snapshot.hw)
+        if isinstance(profile, str):
+            return rejected(job, profile)
+        if job.job_id in snapshot.jobs:
+            return rejected(job, f"job {job.job_id!r} is already admitted")
+        hw = snapshot.hw
+        phases = admission_phases(job, profile, hw, self.worst_case)
+        fallback_meta = phases.solo_iteration_s
+        fallback = new_group_placement(job, profile, snapshot, meta_iteration_s=fallback_meta)
+        candidates = self._candidates(job, profile, phases, snapshot)
+        if self.objective == "cost-weighted":
+            return self._best_cost_weighted(job, profile, phases, snapshot, candidates, fallback)
+        candidates.sort(key=lambda c: c.key)
+        for cand in candidates:
+            if cand.marginal_cost_usd_per_h >= fallback.marginal_cost_usd_per_h:
+                break
+            placement = self._exact(job, profile, phases, snapshot, cand)
+            if placement is not None:
+                return placement
+        return fallback
+
+    def _candidates(
+        self, job: RLJob, profile: JobProfile, phases: JobPhases, snapshot: ClusterSnapshot
+    ) -> list[_Candidate]:
+        """Every candidate in an existing group that passes the cheap necessary conditions."""
+        hw = snapshot.hw
+        nodes = snapshot.nodes
+        n_r, n_t = profile.rollout_nodes, profile.train_nodes
+        mem_r, mem_t = profile.rollout_mem_gb, profile.train_mem_gb
+        r_j, t_j, sw_j = phases.rollout_s, phases.train_s + phases.sync_s, phases.warm_switch_s
+        bound_j = job.slo * phases.solo_iteration_s
+        price_r = node_price_usd_per_h(hw, job.rollout_gpu_type)
+        out: list[_Candidate] = []
+        for group in snapshot.groups.values():
+            if group.kind is not GroupKind.SHARED or len(group.jobs) >= self.max_group_size:
+                continue
+            s = self._summary(group, snapshot)
+            if self.prune_saturated and s.saturated:
+                continue
+            limit = min(s.slack_s, bound_j) * (1.0 + REL_TOL)
+            if max(s.t_cycle_s, phases.solo_iteration_s) > limit or s.t_load_s > limit:
+                continue
+            if s.train_type != job.train_gpu_type:
+                continue
+            train_ok = [n for n in group.train_nodes if nodes[n].fits(mem_t)]
+            if len(train_ok) < n_t:
+                continue
+            train_parts = []
+            for combo in itertools.combinations(train_ok, n_t):
+                load = max(s.shared_load_s[n] for n in combo) + t_j + sw_j
+                chain = max(s.chain_if_shared_s[n] for n in combo)
+                if max(load, chain) <= limit:
+                    train_parts.append((combo, load, chain))
+            if not train_parts:
+                continue
+            same_type = s.rollout_type == job.rollout_gpu_type
+            roll_ok = [n for n in group.rollout_nodes if nodes[n].fits(mem_r)] if same_type else []
+            base = max(s.t_load_s, s.t_cycle_s)
+            for k_new in range(0, n_r + 1):
+                if n_r - k_new > len(roll_ok):
+                    continue
+                strategy = Strategy.DIRECT_PACKING if k_new == 0 else Strategy.ROLLOUT_SCALING
+                cost = k_new * price_r
+                for r_combo in itertools.combinations(roll_ok, n_r - k_new):
+                    if r_combo:
+                        r_load = max(s.shared_load_s[n] for n in r_combo) + r_j + sw_j
+                        r_chain = max(s.chain_if_shared_s[n] for n in r_combo)
+                        own_r = r_j + sw_j
+                    else:
+                        r_load, r_chain, own_r = r_j, 0.0, r_j
+                    for combo, t_load, t_chain in train_parts:
+                        own_chain = own_r + t_j + sw_j
+                        load_lb = max(s.t_load_s, r_load, t_load)
+                        lb = max(base, load_lb, r_chain, t_chain, own_chain)
+                        if lb > limit:
+                            continue
+                        fill = load_lb / lb
+                        key = (cost, _STRATEGY_RANK[strategy], -fill, group.serial, r_combo,
+                               k_new, combo)
+                        out.append(_Candidate(key, group, r_combo, k_new, combo, cost, strategy))
+        return out
+
+    def _exact(
+        self,
+        job: RLJob,
+        profile: JobProfile,
+        phases: JobPhases,
+        snapshot: ClusterSnapshot,
+        cand: _Candidate,
+    ) -> Placement | None:
+        """The placement if the group model's exact meta-iteration meets every SLO."""
+        s = self._summary(cand.group, snapshot)
+        hw = snapshot.hw
+        new_ids = snapshot.new_ids("R", cand.n_new_rollout)
+        rollout_pins = (*cand.rollout_existing, *new_ids)
+        new_job = GroupJob(
+            phases=phases,
+            rollout_nodes=rollout_pins,
+            train_nodes=cand.train_nodes,
+            slo=job.slo,
+            rollout_mem_gb_per_node=profile.rollout_mem_gb,
+            train_mem_gb_per_node=profile.train_mem_gb,
+            job_id=job.job_id,
+        )
+        group = CoExecutionGroup(
+            jobs=(*s.members, new_job),
+            rollout_node_ids=(*cand.group.rollout_nodes, *new_ids),
+            train_node_ids=cand.group.train_nodes,
+            node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
+        )
+        meta = group.meta_iteration_s()
+        node_orders = None
+        if not _slo_ok(group.jobs, meta):
+            if not self.order_search:
+                return None
+            searched = self._search_orders(group)
+            if searched is None:
+                return None
+            meta, node_orders = searched
+        return Placement(
+            job=job,
+            strategy=cand.strategy,
+            group_id=cand.group.group_id,
+            rollout_nodes=rollout_pins,
+            train_nodes=cand.train_nodes,
+            new_nodes=tuple(NewNode(n, Pool.ROLLOUT, job.rollout_gpu_type) for n in new_ids),
+            marginal_cost_usd_per_h=cand.marginal_cost_usd_per_h,
+            profile=profile,
+            meta_iteration_s=meta,
+            node_orders=node_orders,
+        )
+
+    def _search_orders(
+        self, group: CoExecutionGroup
+    ) -> tuple[float, tuple[tuple[str, tuple[str, ...]], ...]] | None:
+        """Per-node orders meeting every SLO, by the order search (None if none found)."""
+        try:
+            from rollmux.schedule.search import best_node_orders
+        except ImportError:  # pragma: no cover - the search module ships with the package
+            return None
+        rollout, train = group.effective_phases_s()
+        result = best_node_orders(
+            rollout,
+            train,
+            [j.rollout_nodes for j in group.jobs],
+            [j.train_nodes for j in group.jobs],
+            exact_limit=self.order_search_limit,
+        )
+        if not _slo_ok(group.jobs, result.period_s):
+            return None
+        ids = [j.job_id for j in group.jobs]
+        orders = tuple(
+            (str(node[1]), tuple(ids[i] for i in seq))
+            for node, seq in sorted(result.node_orders.items(), key=lambda kv: str(kv[0]))
+        )
+        return result.period_s, orders
+
+    def _best_cost_weighted(
+        self,
+        job: RLJob,
+        profile: JobProfile,
+        phases: JobPhases,
+        snapshot: ClusterSnapshot,
+        candidates: list[_Candidate],
+        fallback: Placement,
+    ) -> Placement:
+        """Minimise marginal cost + change in idle GPU dollars per hour over all candidates."""
+        hw = snapshot.hw
+        price_r = node_price_usd_per_h(hw, job.rollout_gpu_type)
+        price_t = node_price_usd_per_h(hw, job.train_gpu_type)
+        own_busy = (
+            price_r * phases.rollout_s * profile.rollout_nodes
+            + price_t * phases.train_s * profile.train_nodes
+        )
+        # A new group: idle dollars = its cost minus its busy dollars at the solo rate.
+        best = fallback
+        best_score = 2 * fallback.marginal_cost_usd_per_h - own_busy / fallback.meta_iteration_s
+        best_key: tuple[object, ...] = (best_score, 2)
+        for cand in sorted(candidates, key=lambda c: c.key):
+            placement = self._exact(job, profile, phases, snapshot, cand)
+            if placement is None:
+                continue
+            s = self._summary(cand.group, snapshot)
+            before_meta = _group_meta(s, cand.group, hw)
+            busy_before = s.busy_usd_per_h_s / before_meta
+            busy_after = (s.busy_usd_per_h_s + own_busy) / placement.meta_iteration_s
+            score = 2 * cand.marginal_cost_usd_per_h - (busy_after - busy_before)
+            key = (score, _STRATEGY_RANK[cand.strategy])
+            if key < best_key:
+                best, best_key = placement, key
+        return best
+
+
+def _group_meta(s: _GroupSummary, group: GroupState, hw: Hardware) -> float:
+    """Exact meta-iteration of a group as it stands (admission estimates)."""
+    return CoExecutionGroup(
+        jobs=s.members,
+        rollout_node_ids=group.rollout_nodes,
+        train_node_ids=group.train_nodes,
+        node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
+    ).meta_iteration_s()
+
+
+def _slo_ok(jobs: Sequence[GroupJob], meta_iteration_s: float) -> bool:
+    """Whether every job's slowdown ``T_meta / T_solo`` is within its SLO."""
+    return all(
+        meta_iteration_s <= j.slo * j.phases.solo_iteration_s * (1.0 + REL_TOL) for j in jobs
+    )

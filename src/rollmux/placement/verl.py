@@ -1,0 +1,51 @@
+"""veRL baseline: co-located, every phase time-shares the job's own training GPUs (H800).
+
+The job gets its training GPU count (whole nodes) of its training GPU type and no
+rollout GPU. Its iteration is :func:`rollmux.closedform.verl`: rollout rescaled to the
+training GPUs' HBM bandwidth, plus training, plus two engine switches, and no
+cross-cluster weight sync. Only the training state is held in host memory.
+"""
+
+from __future__ import annotations
+
+from rollmux.closedform import job_phases_from_rljob, pools_from_hardware, verl
+from rollmux.jobs import RLJob
+from rollmux.placement.base import (
+    Placement,
+    PlacementPolicy,
+    Strategy,
+    new_group_placement,
+    profile_or_reason,
+    register_policy,
+    rejected,
+)
+from rollmux.placement.snapshot import ClusterSnapshot, GroupKind
+
+__all__ = ["VerlPolicy"]
+
+
+@register_policy("verl")
+class VerlPolicy(PlacementPolicy):
+    """Each job alone on new training-GPU nodes running rollout and training in turn."""
+
+    name = "verl"
+
+    def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
+        """A co-located group of ``ceil(train_gpus / gpus_per_node)`` new training nodes."""
+        hw = snapshot.hw
+        profile = profile_or_reason(job, hw)
+        if isinstance(profile, str):
+            return rejected(job, profile)
+        if job.job_id in snapshot.jobs:
+            return rejected(job, f"job {job.job_id!r} is already admitted")
+        pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
+        metrics = verl(job_phases_from_rljob(job, hw, profile.times), pools)
+        return new_group_placement(
+            job,
+            profile,
+            snapshot,
+            strategy=Strategy.COLOCATED,
+            kind=GroupKind.COLOCATED,
+            rollout_nodes=0,
+            meta_iteration_s=metrics.iteration_s,
+        )

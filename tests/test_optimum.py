@@ -1,0 +1,320 @@
+"""Tests of the `optimal` baseline: exact min-cost partition into co-execution groups."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rollmux.closedform import pools_from_hardware
+from rollmux.group import CoExecutionGroup, group_job_from_rljob, node_capacity_from_hardware
+from rollmux.hardware import load_hardware
+from rollmux.jobs import RLJob
+from rollmux.phasetimes import rollout_mem_gb_per_node, train_mem_gb_per_node
+from rollmux.placement.jobmix import production_mix
+from rollmux.placement.optimum import (
+    GroupPlan,
+    Partition,
+    bench_optimum,
+    bruteforce_partition,
+    min_cost_group,
+    optimal_partition,
+    solo_cost_usd_per_h,
+)
+
+HW = load_hardware()
+NODE_R = HW.price_usd_per_h("H20", 8)  # one rollout node per hour
+NODE_T = HW.price_usd_per_h("H800", 8)  # one training node per hour
+
+
+def direct_job(
+    job_id: str,
+    rollout_s: float,
+    train_s: float,
+    *,
+    slo: float = 1.5,
+    rollout_gpus: int = 8,
+    train_gpus: int = 8,
+    max_factor: float = 1.0,
+    sync_s: float = 0.0,
+    warm_s: float = 0.0,
+    rollout_mem_gb: float = 100.0,
+    train_mem_gb: float = 100.0,
+) -> RLJob:
+    """A job whose phase times and memory are given directly (no phase model)."""
+    return RLJob(
+        job_id=job_id,
+        model_size_b=7.0,
+        max_response_tokens=4096,
+        rollout_gpus=rollout_gpus,
+        train_gpus=train_gpus,
+        slo=slo,
+        rollout_s=rollout_s,
+        train_s=train_s,
+        rollout_max_s=rollout_s * max_factor,
+        train_max_s=train_s * max_factor,
+        sync_s=sync_s,
+        warm_switch_s=warm_s,
+        rollout_mem_gb_per_node=rollout_mem_gb,
+        train_mem_gb_per_node=train_mem_gb,
+    )
+
+
+@st.composite
+def job_sets(draw: st.DrawFn, min_jobs: int = 1, max_jobs: int = 5) -> list[RLJob]:
+    """Small random job sets: 1-2 nodes per pool, integer phases, SLO in [1, 2], memory."""
+    n = draw(st.integers(min_jobs, max_jobs))
+    jobs = []
+    for i in range(n):
+        jobs.append(
+            direct_job(
+                f"j{i}",
+                float(draw(st.integers(20, 400))),
+                float(draw(st.integers(20, 400))),
+                slo=draw(st.integers(100, 200)) / 100,
+                rollout_gpus=draw(st.sampled_from([8, 8, 16])),
+                train_gpus=draw(st.sampled_from([8, 8, 16])),
+                max_factor=draw(st.sampled_from([1.0, 1.25])),
+                sync_s=float(draw(st.sampled_from([0, 5]))),
+                warm_s=float(draw(st.sampled_from([0, 2]))),
+                rollout_mem_gb=float(draw(st.integers(100, 1100))),
+                train_mem_gb=float(draw(st.integers(100, 1100))),
+            )
+        )
+    return jobs
+
+
+def check_partition(partition: Partition, jobs: list[RLJob]) -> None:
+    """Every job in exactly one group; every group feasible, re-evaluated independently."""
+    ids = [job_id for g in partition.groups for job_id in g.job_ids]
+    assert sorted(ids) == sorted(j.job_id for j in jobs)
+    by_id = {j.job_id: j for j in jobs}
+    for plan in partition.groups:
+        check_group(plan, [by_id[i] for i in plan.job_ids])
+    assert math.isclose(
+        partition.cost_usd_per_h, sum(g.cost_usd_per_h for g in partition.groups), rel_tol=1e-12
+    )
+
+
+def check_group(plan: GroupPlan, jobs: list[RLJob]) -> None:
+    """Memory residency per node, worst-case SLOs and cost, recomputed from scratch."""
+    host = HW.node.host_mem_gb
+    for pool, count, pins, mem_gb in (
+        ("rollout", plan.rollout_nodes, plan.rollout_pinning, rollout_mem_gb_per_node),
+        ("train", plan.train_nodes, plan.train_pinning, train_mem_gb_per_node),
+    ):
+        used = {node for nodes in pins for node in nodes}
+        assert used == set(range(count)), f"{pool}: every paid node holds a job"
+        for node in range(count):
+            gb = sum(mem_gb(j, HW) for j, nodes in zip(jobs, pins, strict=True) if node in nodes)
+            assert gb <= host * (1 + 1e-9)
+        for job, nodes in zip(jobs, pins, strict=True):
+            gpus = job.rollout_gpus if pool == "rollout" else job.train_gpus
+            assert len(nodes) == math.ceil(gpus / 8)
+    group = CoExecutionGroup(
+        jobs=tuple(
+            group_job_from_rljob(j, HW, r, t)
+            for j, r, t in zip(jobs, plan.rollout_pinning, plan.train_pinning, strict=True)
+        ),
+        rollout_node_ids=tuple(range(plan.rollout_nodes)),
+        train_node_ids=tuple(range(plan.train_nodes)),
+        pools=pools_from_hardware(HW),
+        node_capacity=node_capacity_from_hardware(HW),
+        order=plan.order,
+    )
+    metrics = group.metrics(worst_case=True)
+    for slowdown, job in zip(metrics.slowdown, jobs, strict=True):
+        assert slowdown <= job.slo * (1 + 1e-9)
+    assert math.isclose(metrics.meta_iteration_s, plan.meta_iteration_s, rel_tol=1e-12)
+    expected_cost = plan.rollout_nodes * NODE_R + plan.train_nodes * NODE_T
+    assert math.isclose(plan.cost_usd_per_h, expected_cost, rel_tol=1e-12)
+
+
+@settings(max_examples=12)
+@given(job_sets(1, 5))
+def test_milp_equals_bruteforce(jobs: list[RLJob]) -> None:
+    """The set-partitioning MILP optimum costs exactly what brute force finds."""
+    exact = optimal_partition(jobs, HW)
+    brute = bruteforce_partition(jobs, HW)
+    assert math.isclose(exact.cost_usd_per_h, brute.cost_usd_per_h, rel_tol=1e-9)
+    assert "Optimal" in exact.solver
+    check_partition(exact, jobs)
+    check_partition(brute, jobs)
+
+
+@settings(max_examples=10)
+@given(job_sets(1, 6))
+def test_optimum_feasible_and_not_above_solo(jobs: list[RLJob]) -> None:
+    """Every group meets memory and worst-case SLOs; the optimum never costs more than Solo-D."""
+    exact = optimal_partition(jobs, HW)
+    check_partition(exact, jobs)
+    assert exact.cost_usd_per_h <= solo_cost_usd_per_h(jobs, HW) * (1 + 1e-12)
+    restricted = optimal_partition(jobs, HW, space="rollmux", orders="index")
+    check_partition(restricted, jobs)
+    assert exact.cost_usd_per_h <= restricted.cost_usd_per_h * (1 + 1e-12)
+
+
+@settings(max_examples=15)
+@given(job_sets(2, 3))
+def test_pruning_is_exact(jobs: list[RLJob]) -> None:
+    """The necessary-condition pruning never changes the cheapest group found."""
+    pruned = min_cost_group(jobs, HW)
+    full = min_cost_group(jobs, HW, prune=False)
+    assert (pruned is None) == (full is None)
+    if pruned is not None and full is not None:
+        assert math.isclose(pruned.cost_usd_per_h, full.cost_usd_per_h, rel_tol=1e-12)
+        check_group(pruned, jobs)
+
+
+def test_complementary_jobs_share_one_node_pair() -> None:
+    """Two 100 s + 100 s jobs interleave on one rollout and one training node: T_meta = 200 s."""
+    jobs = [direct_job("a", 100.0, 100.0, slo=1.2), direct_job("b", 100.0, 100.0, slo=1.2)]
+    result = optimal_partition(jobs, HW)
+    assert len(result.groups) == 1
+    (plan,) = result.groups
+    assert (plan.rollout_nodes, plan.train_nodes) == (1, 1)
+    assert plan.meta_iteration_s == pytest.approx(200.0)
+    assert result.cost_usd_per_h == pytest.approx(NODE_R + NODE_T)
+    assert solo_cost_usd_per_h(jobs, HW) == pytest.approx(2 * (NODE_R + NODE_T))
+
+
+def test_rollout_heavy_jobs_with_tight_slo_keep_their_rollout_nodes() -> None:
+    """Two 400 s + 50 s jobs at SLO 1.1 cannot share a rollout node (800 s > 495 s).
+
+    They still share the training node (train multiplexing, paper Fig. 10b): 2 + 1 nodes,
+    T_meta = T_cycle = 450 s.
+    """
+    jobs = [direct_job("a", 400.0, 50.0, slo=1.1), direct_job("b", 400.0, 50.0, slo=1.1)]
+    (plan,) = optimal_partition(jobs, HW).groups
+    assert (plan.rollout_nodes, plan.train_nodes) == (2, 1)
+    assert plan.rollout_pinning in (((0,), (1,)), ((1,), (0,)))
+    assert plan.meta_iteration_s == pytest.approx(450.0)
+
+
+def test_slo_one_with_switch_cost_keeps_jobs_apart() -> None:
+    """At SLO 1.0 any shared node adds a warm switch, so each job stays alone (Solo-D)."""
+    jobs = [
+        direct_job("a", 100.0, 100.0, slo=1.0, warm_s=2.0),
+        direct_job("b", 100.0, 100.0, slo=1.0, warm_s=2.0),
+    ]
+    result = optimal_partition(jobs, HW)
+    assert [g.job_ids for g in result.groups] == [("a",), ("b",)]
+    assert result.cost_usd_per_h == pytest.approx(solo_cost_usd_per_h(jobs, HW))
+    assert min_cost_group(jobs, HW) is None
+
+
+def test_memory_limits_sharing() -> None:
+    """Complementary jobs whose state does not fit one node together need their own nodes."""
+    jobs = [
+        direct_job("a", 100.0, 100.0, slo=1.2, rollout_mem_gb=1500.0),
+        direct_job("b", 100.0, 100.0, slo=1.2, rollout_mem_gb=1500.0),
+    ]
+    (plan,) = optimal_partition(jobs, HW).groups
+    assert (plan.rollout_nodes, plan.train_nodes) == (2, 1)
+
+
+def test_max_cost_bound() -> None:
+    """min_cost_group only returns plans strictly cheaper than max_cost_usd_per_h."""
+    jobs = [direct_job("a", 100.0, 100.0, slo=1.2), direct_job("b", 100.0, 100.0, slo=1.2)]
+    assert min_cost_group(jobs, HW, max_cost_usd_per_h=NODE_R + NODE_T) is None
+    plan = min_cost_group(jobs, HW, max_cost_usd_per_h=NODE_R + NODE_T + 0.01)
+    assert plan is not None
+
+
+def test_group_size_one_is_solo_d() -> None:
+    """With groups of one job the optimum is exactly the Solo-D cost."""
+    jobs = production_mix(6, 3, HW)
+    result = optimal_partition(jobs, HW, max_group_size=1)
+    assert result.cost_usd_per_h == pytest.approx(solo_cost_usd_per_h(jobs, HW))
+
+
+def test_job_that_fits_no_node_is_an_error() -> None:
+    """A job whose state exceeds a node's host memory raises ValueError naming it."""
+    jobs = [direct_job("ok", 100.0, 100.0), direct_job("huge", 100.0, 100.0, train_mem_gb=5e3)]
+    with pytest.raises(ValueError, match="'huge' fits no node"):
+        optimal_partition(jobs, HW)
+    with pytest.raises(ValueError, match="'huge'"):
+        bruteforce_partition(jobs, HW)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"max_group_size": 0}, "max_group_size"),
+        ({"time_limit_s": -1.0}, "time_limit_s"),
+        ({"orders": "some"}, "orders"),
+        ({"space": "cluster"}, "space"),
+    ],
+)
+def test_bad_arguments(kwargs: dict[str, object], name: str) -> None:
+    """Bad arguments raise ValueError naming the argument."""
+    with pytest.raises(ValueError, match=name):
+        optimal_partition([direct_job("a", 100.0, 100.0)], HW, **kwargs)  # type: ignore[arg-type]
+
+
+def test_bad_job_lists() -> None:
+    """Empty lists and repeated job ids are rejected."""
+    with pytest.raises(ValueError, match="jobs"):
+        optimal_partition([], HW)
+    with pytest.raises(ValueError, match="repeated job id"):
+        min_cost_group([direct_job("a", 1.0, 1.0), direct_job("a", 2.0, 2.0)], HW)
+
+
+def test_deterministic_on_a_production_mix() -> None:
+    """Same mix, same groups, pinnings, orders and cost; matches brute force at 8 jobs."""
+    jobs = production_mix(8, 5, HW)
+    first = optimal_partition(jobs, HW)
+    second = optimal_partition(jobs, HW)
+    assert first.groups == second.groups
+    assert first.cost_usd_per_h == second.cost_usd_per_h
+    check_partition(first, jobs)
+    brute = bruteforce_partition(jobs, HW)
+    assert first.cost_usd_per_h == pytest.approx(brute.cost_usd_per_h, rel=1e-9)
+    assert first.cost_usd_per_h < solo_cost_usd_per_h(jobs, HW)
+
+
+def test_plan_builds_its_group() -> None:
+    """GroupPlan.co_execution_group rebuilds a group with the plan's cost and meta-iteration."""
+    jobs = [direct_job("a", 100.0, 100.0, slo=1.2), direct_job("b", 100.0, 100.0, slo=1.2)]
+    (plan,) = optimal_partition(jobs, HW).groups
+    metrics = plan.co_execution_group(jobs, HW).metrics(worst_case=True)
+    assert metrics.cost_usd_per_h == pytest.approx(plan.cost_usd_per_h)
+    assert metrics.meta_iteration_s == pytest.approx(plan.meta_iteration_s)
+    with pytest.raises(ValueError, match="'a'"):
+        plan.co_execution_group(jobs[1:], HW)
+
+
+def test_bruteforce_time_limit() -> None:
+    """Brute force raises TimeoutError when its time limit runs out."""
+    jobs = production_mix(9, 0, HW)
+    with pytest.raises(TimeoutError):
+        bruteforce_partition(jobs, HW, time_limit_s=1e-9)
+
+
+def test_bench_optimum_fields() -> None:
+    """bench_optimum reports both solvers at small sizes and they agree."""
+    row = bench_optimum(5, 0)
+    for key in ("jobs", "seconds", "optimal_cost_usd_per_h", "bruteforce_seconds"):
+        assert key in row
+    assert row["bruteforce_finished"] is True
+    assert row["bruteforce_cost_usd_per_h"] == pytest.approx(row["optimal_cost_usd_per_h"])
+    assert bench_optimum(11, 0, bruteforce=False)["bruteforce_seconds"] is None
+
+
+def test_production_mix_is_seeded_and_small() -> None:
+    """The job mix is reproducible and uses 8 or 16 GPUs per pool."""
+    first, second = production_mix(12, 7, HW), production_mix(12, 7, HW)
+    assert first == second
+    assert {j.rollout_gpus for j in first} <= {8, 16}
+    assert {j.train_gpus for j in first} <= {8, 16}
+    assert first != production_mix(12, 8, HW)
+
+
+def test_time_limit_gives_a_feasible_partition() -> None:
+    """When the time limit runs out the partition is still feasible and flagged."""
+    jobs = production_mix(10, 0, HW)
+    result = optimal_partition(jobs, HW, time_limit_s=1e-6)
+    assert "not proven optimal" in result.solver
+    check_partition(result, jobs)

@@ -1,0 +1,189 @@
+"""Baseline policies (Solo-D, veRL, Gavel+, Random, Greedy, optimal, regroup) on literals."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from test_placement_rollmux import H20_NODE, H800_NODE, HW, alone, join, mkjob
+
+from rollmux.closedform import job_phases_from_rljob, verl
+from rollmux.jobs import RLJob
+from rollmux.placement import GroupKind, Regrouping, Strategy, apply, empty_snapshot, get_policy
+from rollmux.placement.base import job_profile
+from rollmux.placement.regroup import migration_pause_s
+
+
+def test_solo_d_gives_each_job_its_own_nodes() -> None:
+    """Solo-D: a dedicated group per job, 1:1 with its GPU counts, never shared."""
+    policy = get_policy("solo-d")
+    snap = empty_snapshot(HW)
+    for i, (r, t) in enumerate([(8, 8), (16, 8), (16, 16)]):
+        job = mkjob(f"J{i}", 100, 100, rollout_gpus=r, train_gpus=t)
+        decision = policy.place(job, snap)
+        assert decision.strategy is Strategy.NEW_GROUP
+        assert decision.group_kind is GroupKind.DEDICATED
+        assert decision.marginal_cost_usd_per_h == pytest.approx(
+            r / 8 * H20_NODE + t / 8 * H800_NODE
+        )
+        snap = apply(snap, decision)
+    assert len(snap.groups) == 3
+    # RollMux never joins a dedicated group.
+    assert get_policy("rollmux").place(mkjob("X", 10, 10, slo=2.0), snap).new_group
+
+
+def test_verl_runs_on_training_gpus_only() -> None:
+    """veRL: the job's training-GPU count of H800s, no rollout node, closedform.verl time."""
+    job = mkjob("V", 300, 100, train_gpus=16)
+    decision = get_policy("verl").place(job, empty_snapshot(HW))
+    assert decision.strategy is Strategy.COLOCATED
+    assert decision.rollout_nodes == ()
+    assert len(decision.train_nodes) == 2
+    assert decision.marginal_cost_usd_per_h == pytest.approx(2 * H800_NODE)
+    expected = verl(job_phases_from_rljob(job, HW, job_profile(job, HW).times))
+    assert decision.meta_iteration_s == pytest.approx(expected.iteration_s)
+    apply(empty_snapshot(HW), decision).check_invariants()
+
+
+def test_gavel_plus_shrinks_allocation_within_the_slo() -> None:
+    """Gavel+ picks the cheapest allocation meeting the SLO, never dearer than the request."""
+    job = RLJob(
+        job_id="g", model_size_b=7.0, max_response_tokens=4096, rollout_gpus=32, train_gpus=32,
+        slo=2.0,
+    )
+    request_cost = 4 * H20_NODE + 4 * H800_NODE
+    decision = get_policy("gavel-plus").place(job, empty_snapshot(HW))
+    assert decision.strategy is Strategy.NEW_GROUP
+    assert decision.marginal_cost_usd_per_h < request_cost
+    times = decision.profile.times  # type: ignore[union-attr]
+    solo = job_profile(job, HW).times.solo_iteration_max_s
+    assert times.solo_iteration_max_s <= 2.0 * solo * (1 + 1e-9)
+
+
+def test_gavel_plus_with_slo_one_keeps_the_request_or_better() -> None:
+    """With SLO 1 no allocation may be slower than the request's worst-case iteration."""
+    job = RLJob(job_id="g", model_size_b=7.0, max_response_tokens=4096, slo=1.0)
+    decision = get_policy("gavel-plus").place(job, empty_snapshot(HW))
+    solo = job_profile(job, HW).times.solo_iteration_max_s
+    assert decision.profile.times.solo_iteration_max_s <= solo * (1 + 1e-9)  # type: ignore[union-attr]
+    assert decision.marginal_cost_usd_per_h <= H20_NODE + H800_NODE
+
+
+def test_gavel_plus_bad_options() -> None:
+    """Node counts must be positive integers; unknown GPU types are errors."""
+    with pytest.raises(ValueError, match="node_counts"):
+        get_policy("gavel-plus", node_counts=(0, 1))
+    policy = get_policy("gavel-plus", rollout_gpu_types=("TPU",))
+    with pytest.raises(ValueError, match="TPU"):
+        policy.place(mkjob("A", 1, 1), empty_snapshot(HW))
+
+
+def _packed_snapshot() -> tuple[object, RLJob]:
+    """Two groups with room for one more small job each."""
+    snap = alone(empty_snapshot(HW), mkjob("A", 300, 100, mem_gb=1500.0))
+    snap = alone(snap, mkjob("B", 100, 300, mem_gb=100.0))
+    return snap, mkjob("C", 100, 100, mem_gb=1000.0)
+
+
+def test_random_is_seeded_and_memory_feasible() -> None:
+    """Random: the same seed gives the same choice; never a node without the memory."""
+    snap, job = _packed_snapshot()
+    picks = [get_policy("random", seed=s).place(job, snap) for s in range(20)]
+    again = [get_policy("random", rng=np.random.default_rng(s)).place(job, snap)
+             for s in range(20)]
+    assert [(p.group_id, p.rollout_nodes) for p in picks] == [
+        (p.group_id, p.rollout_nodes) for p in again
+    ]
+    a_group = snap.jobs["A"].group_id  # type: ignore[attr-defined]
+    assert all(p.group_id != a_group for p in picks)  # A's nodes lack the memory
+    assert {p.strategy for p in picks} == {Strategy.DIRECT_PACKING, Strategy.NEW_GROUP}
+    with pytest.raises(ValueError, match="rng"):
+        get_policy("random", rng=42)
+
+
+def test_random_ignores_slos() -> None:
+    """Random packs a job into a group even when that breaks every SLO."""
+    snap = alone(empty_snapshot(HW), mkjob("A", 1000, 1000, slo=1.0))
+    job = mkjob("B", 1000, 1000, slo=1.0)
+    strategies = {get_policy("random", seed=s).place(job, snap).strategy for s in range(10)}
+    assert Strategy.DIRECT_PACKING in strategies
+
+
+def test_greedy_picks_the_most_idle_group_and_node() -> None:
+    """Greedy: highest idle share group; inside it the least loaded nodes; no SLO check."""
+    snap = alone(empty_snapshot(HW), mkjob("A", 100, 100))
+    snap = join(snap, mkjob("B", 100, 100), "G0", ("R1",), ("T2",))  # idle share 0
+    snap = alone(snap, mkjob("C", 300, 100))
+    g2 = snap.jobs["C"].group_id
+    snap = join(snap, mkjob("D", 100, 100), g2, (), snap.jobs["C"].train_nodes, new_rollout=1)
+    job = mkjob("E", 500, 500, slo=1.0)
+    decision = get_policy("greedy").place(job, snap)
+    assert decision.strategy is Strategy.DIRECT_PACKING
+    assert decision.group_id == g2  # idle share 0.5 beats 0, though G0 is older
+    assert decision.rollout_nodes == snap.jobs["D"].rollout_nodes  # load 100 < 300
+    apply(snap, decision).check_invariants()
+
+
+def test_greedy_respects_memory() -> None:
+    """Greedy never places on a node without room; with none it opens a new group."""
+    snap = alone(empty_snapshot(HW), mkjob("A", 100, 100, mem_gb=1500.0))
+    decision = get_policy("greedy").place(mkjob("B", 100, 100, mem_gb=1000.0), snap)
+    assert decision.strategy is Strategy.NEW_GROUP
+
+
+def test_migration_pause_interpolates_and_clamps() -> None:
+    """197 s at 7B, 419 s at 32B, linear between, clamped outside; bad sizes raise."""
+    assert migration_pause_s(7) == pytest.approx(197.0)
+    assert migration_pause_s(32) == pytest.approx(419.0)
+    assert migration_pause_s(19.5) == pytest.approx(308.0)
+    assert migration_pause_s(3) == pytest.approx(197.0)
+    assert migration_pause_s(70) == pytest.approx(419.0)
+    with pytest.raises(ValueError, match="model_size_b"):
+        migration_pause_s(0)
+
+
+def test_optimal_regroups_for_free() -> None:
+    """optimal: a Regrouping of all active jobs plus the arrival, no pauses, no dearer."""
+    policy = get_policy("optimal")
+    snap = empty_snapshot(HW)
+    jobs = [mkjob("A", 300, 100, slo=2.0), mkjob("B", 100, 300, slo=2.0),
+            mkjob("C", 300, 100, slo=2.0)]
+    for job in jobs:
+        decision = policy.place(job, snap)
+        assert isinstance(decision, Regrouping)
+        assert all(v == 0.0 for v in decision.pause_s.values())
+        snap = apply(snap, decision)
+        snap.check_invariants()
+    rollmux = empty_snapshot(HW)
+    for job in jobs:
+        rollmux = apply(rollmux, get_policy("rollmux").place(job, rollmux))
+    assert snap.cost_usd_per_h() <= rollmux.cost_usd_per_h() + 1e-9
+    assert set(snap.jobs) == {"A", "B", "C"}
+
+
+def test_regroup_is_static_until_due_then_pays_pauses() -> None:
+    """regroup places like RollMux; when due it re-solves and moved jobs pay pauses."""
+    policy = get_policy("regroup", regroup_interval_s=3600.0)
+    snap = empty_snapshot(HW)
+    # Arrival order makes RollMux pair A with B; the optimum pairs differently.
+    for job in [mkjob("A", 300, 100, slo=1.4), mkjob("B", 200, 200, slo=1.4),
+                mkjob("C", 100, 300, slo=1.4), mkjob("D", 300, 100, slo=1.4)]:
+        decision = policy.place(job, snap)
+        assert decision == get_policy("rollmux").place(job, snap)
+        snap = apply(snap, decision)
+    assert policy.regroup(snap) is None  # not due at t = 0
+    due = replace(snap, time_s=3600.0)
+    regrouping = policy.regroup(due)
+    assert regrouping is not None
+    after = apply(due, regrouping)
+    after.check_invariants()
+    assert after.last_regroup_s == 3600.0
+    assert after.cost_usd_per_h() <= snap.cost_usd_per_h() + 1e-9
+    for job_id in regrouping.moved_jobs:
+        assert regrouping.pause_s[job_id] == pytest.approx(197.0)
+    assert regrouping.marginal_cost_usd_per_h == pytest.approx(
+        after.cost_usd_per_h() - snap.cost_usd_per_h()
+    )
+    with pytest.raises(ValueError, match="regroup_interval_s"):
+        get_policy("regroup", regroup_interval_s=0)
