@@ -8,6 +8,7 @@
     rollmux bench placement --jobs 2000 --seed 0           RollMux decision latency (JSON)
     rollmux bench optimum --jobs 13 --seed 0               exact offline optimum (JSON)
     rollmux trace validate|generate|adapt|stats ...        job traces
+    rollmux simulate --trace FILE --policy NAME [--seed S] [--out DIR]
 
 Errors in the input (bad numbers, unknown names, malformed traces) print one line
 ``rollmux: error: ...`` and exit with status 2; no traceback reaches the user.
@@ -156,9 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
         forward.add_argument("rest", nargs=argparse.REMAINDER)
         forward.set_defaults(func=_forward(module))
 
+    from rollmux.sim.cli import register as register_simulate
     from rollmux.traces.cli import register as register_traces
 
     register_traces(sub)
+    register_simulate(sub)
     return parser
 
 

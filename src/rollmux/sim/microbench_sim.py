@@ -1,0 +1,331 @@
+"""Micro-benchmark scenarios (paper sec. 6.2) simulated with stochastic phases: Table 4, Fig. 10.
+
+Each scenario of :mod:`rollmux.microbench` (temporal: 2 x A; train: 2 x D + E on 24 H20 and
+one shared H800 node; spatial: C + 2 x D) is executed phase by phase with
+:func:`rollmux.sim.stochastic.simulate_woven`: stochastic rollout and training durations
+(:class:`~rollmux.sim.stochastic.PhaseSampler`, fixed seed, ``iterations`` iterations),
+warm switches on shared nodes, sync inside the training phase and, by default, long-tail
+migration. The same draws give each job's solo iteration and an ideal all-H800
+co-location with a free network. :func:`table4` tabulates the per-iteration overheads,
+:func:`throughput_table` the throughput at equal hourly provisioning cost against Solo-D
+and veRL (closed form) and Gavel+ (its placement policy). Columns are defined in
+docs/stochastic.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rollmux.closedform import (
+    JobPhases,
+    PoolSpec,
+    pools_from_hardware,
+    solo_d_fleet,
+    verl_fleet,
+)
+from rollmux.hardware import Hardware, load_hardware
+from rollmux.microbench import SCENARIOS, Scenario, build_scenario
+from rollmux.phasetimes import phase_times
+from rollmux.sim.stochastic import (
+    IterationDraw,
+    PhaseSampler,
+    StochasticConfig,
+    WovenTables,
+    iteration_end_times,
+    simulate_woven,
+    steady_iteration_s,
+)
+
+__all__ = [
+    "PAPER_GAINS",
+    "TABLE4_COLUMNS",
+    "THROUGHPUT_COLUMNS",
+    "ScenarioRun",
+    "gavel_plus_fleet",
+    "run_scenario",
+    "table4",
+    "throughput_table",
+]
+
+PAPER_GAINS: dict[str, dict[str, float]] = {
+    "temporal": {"solo-d": 1.82, "gavel-plus": 1.73, "verl": 1.47},
+    "train": {"solo-d": 1.90, "gavel-plus": 1.43, "verl": 1.35},
+    "spatial": {"solo-d": 1.99, "gavel-plus": 1.78, "verl": 1.43},
+}
+"""The paper's throughput ratios of RollMux over each baseline at equal cost (sec. 6.2)."""
+
+TABLE4_COLUMNS: tuple[str, ...] = (
+    "scenario", "job", "solo_s", "solo_in_group_s", "rollmux_s", "rollmux_no_migration_s",
+    "ideal_s", "closed_form_s", "overhead_vs_solo", "overhead_vs_in_group_solo",
+    "slower_than_ideal", "iterations", "seed",
+)
+"""Columns of :func:`table4` (definitions in docs/stochastic.md, "Table 4")."""
+
+THROUGHPUT_COLUMNS: tuple[str, ...] = (
+    "scenario", "system", "jobs", "h20_gpus", "h800_gpus", "cost_usd_per_h",
+    "normalised_throughput", "throughput_per_kusd_h", "rollmux_gain", "paper_gain",
+    "available", "note",
+)
+"""Columns of :func:`throughput_table` (definitions in docs/stochastic.md, "Fig. 10")."""
+
+
+@dataclass(frozen=True)
+class ScenarioRun:
+    """One simulated scenario: its definition, per-phase tables and per-job iteration times.
+
+    Per-job arrays are indexed like ``scenario.jobs``; ``frame`` is the woven group's
+    per-phase table with migration as configured, ``frame_no_migration`` without.
+    """
+
+    scenario: Scenario
+    frame: pd.DataFrame
+    frame_no_migration: pd.DataFrame
+    rollmux_s: np.ndarray
+    rollmux_no_migration_s: np.ndarray
+    solo_s: np.ndarray
+    solo_in_group_s: np.ndarray
+    ideal_s: np.ndarray
+
+
+def _check_run_args(seed: int, iterations: int) -> None:
+    """Validate the seed and the iteration count (ValueError naming them)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 10:
+        raise ValueError(f"iterations must be an integer >= 10, got {iterations!r}")
+
+
+def _tables(draws: Sequence[Sequence[IterationDraw]], rollout_extra_s: Sequence[float],
+            train_extra_s: Sequence[float]) -> WovenTables:
+    """Woven tables from per-job draws plus each job's switch (rollout) and sync+switch."""
+    rows = list(zip(*draws, strict=True))
+    return WovenTables(
+        node_s=np.array([[d.rollout_node_s + rollout_extra_s[j] for j, d in enumerate(r)]
+                         for r in rows]),
+        tail_s=np.array([[d.tail_s for d in r] for r in rows]),
+        tail_gpus=np.array([[d.tail_gpus for d in r] for r in rows]),
+        train_s=np.array([[d.train_s + train_extra_s[j] for j, d in enumerate(r)]
+                          for r in rows]),
+    )
+
+
+def run_scenario(
+    name: str,
+    seed: int = 0,
+    iterations: int = 60,
+    hw: Hardware | None = None,
+    config: StochasticConfig | None = None,
+) -> ScenarioRun:
+    """Simulate scenario ``name`` for ``iterations`` iterations with stochastic phases."""
+    _check_run_args(seed, iterations)
+    hw = hw or load_hardware()
+    cfg = config or StochasticConfig()
+    sc = build_scenario(name, hw)
+    group = sc.group
+    eff_rollout, eff_train = group.effective_phases_s()
+    pools = pools_from_hardware(hw)
+    gpn = hw.node.gpus_per_node
+    group_draws: list[list[IterationDraw]] = []
+    plain_draws: list[list[IterationDraw]] = []
+    solo_draws: list[list[IterationDraw]] = []
+    r_extra, t_extra = [], []
+    for j, job in enumerate(sc.jobs):
+        member = group.jobs[j].phases
+        base = phase_times(job, hw)
+        in_group = replace(base, train_s=member.train_s, train_max_s=member.train_max_s)
+        kwargs: dict[str, Any] = {"root_seed": seed, "total_iterations": iterations}
+        group_draws.append(PhaseSampler(job, hw, config=cfg, times=in_group,
+                                        **kwargs).table(iterations))
+        off = replace(cfg, migration=False)
+        plain_draws.append(PhaseSampler(job, hw, config=off, times=in_group,
+                                        **kwargs).table(iterations))
+        solo_draws.append(PhaseSampler(job, hw, config=off, times=base,
+                                       **kwargs).table(iterations))
+        r_extra.append(eff_rollout[j] - member.rollout_s)
+        t_extra.append(eff_train[j] - member.train_s)
+    r_pins = [job.rollout_nodes for job in group.jobs]
+    t_pins = [job.train_nodes for job in group.jobs]
+    frames = []
+    per_job = []
+    for draws in (group_draws, plain_draws):
+        frame = simulate_woven(_tables(draws, r_extra, t_extra), r_pins, t_pins,
+                               order=group.order, gpus_per_node=gpn)
+        frames.append(frame)
+        per_job.append(steady_iteration_s(iteration_end_times(frame, len(sc.jobs))))
+    skip = max(1, iterations // 10)
+    solo = np.array([
+        np.mean([d.rollout_s + d.train_s + sc.solo_phases[j].sync_s for d in col[skip:]])
+        for j, col in enumerate(solo_draws)
+    ])
+    solo_in_group = np.array([
+        np.mean([d.rollout_s + d.train_s + sc.solo_phases[j].sync_s for d in col[skip:]])
+        for j, col in enumerate(plain_draws)
+    ])
+    ideal = np.array([
+        np.mean([_colocated(d.rollout_s, sc.solo_phases[j], pools) + d.train_s
+                 for d in col[skip:]])
+        for j, col in enumerate(solo_draws)
+    ])
+    return ScenarioRun(sc, frames[0], frames[1], per_job[0], per_job[1], solo, solo_in_group,
+                       ideal)
+
+
+def _colocated(rollout_s: float, phases: JobPhases, pools: PoolSpec) -> float:
+    """Rollout time on the job's own training GPUs by the HBM-bandwidth rule (closedform)."""
+    rollout_bw = phases.rollout_gpus * pools.rollout.hbm_bw_gbps
+    train_bw = phases.train_gpus * pools.train.hbm_bw_gbps
+    return rollout_s * rollout_bw / train_bw
+
+
+def table4(
+    seed: int = 0,
+    iterations: int = 60,
+    hw: Hardware | None = None,
+    config: StochasticConfig | None = None,
+    names: Sequence[str] = SCENARIOS,
+) -> pd.DataFrame:
+    """Paper Table 4: per-iteration time per job, solo vs RollMux vs ideal co-location.
+
+    One row per job of each scenario (columns :data:`TABLE4_COLUMNS`).
+    """
+    hw = hw or load_hardware()
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        run = run_scenario(name, seed, iterations, hw, config)
+        closed = run.scenario.group.metrics().meta_iteration_s
+        for j, job in enumerate(run.scenario.jobs):
+            rows.append({
+                "scenario": name,
+                "job": job.job_id,
+                "solo_s": float(run.solo_s[j]),
+                "solo_in_group_s": float(run.solo_in_group_s[j]),
+                "rollmux_s": float(run.rollmux_s[j]),
+                "rollmux_no_migration_s": float(run.rollmux_no_migration_s[j]),
+                "ideal_s": float(run.ideal_s[j]),
+                "closed_form_s": float(closed),
+                "overhead_vs_solo": float(run.rollmux_s[j] / run.solo_s[j] - 1.0),
+                "overhead_vs_in_group_solo": float(
+                    run.rollmux_s[j] / run.solo_in_group_s[j] - 1.0),
+                "slower_than_ideal": float(run.rollmux_s[j] / run.ideal_s[j] - 1.0),
+                "iterations": iterations,
+                "seed": seed,
+            })
+    return pd.DataFrame(rows, columns=list(TABLE4_COLUMNS))
+
+
+def gavel_plus_fleet(
+    scenario: Scenario, hw: Hardware
+) -> tuple[int, int, float, float] | str:
+    """Gavel+ allocations of a scenario's jobs: (H20 GPUs, H800 GPUs, USD/h, normalised
+    throughput), or the reason it is not available."""
+    try:
+        from rollmux.placement.gavel_plus import GavelPlusPolicy
+        from rollmux.placement.snapshot import empty_snapshot
+    except ImportError as exc:  # the placement package is optional for this module
+        return f"not available: {exc}"
+    policy = GavelPlusPolicy()
+    gpn = hw.node.gpus_per_node
+    h20 = h800 = 0
+    cost = throughput = 0.0
+    for job, solo in zip(scenario.jobs, scenario.solo_phases, strict=True):
+        placement = policy.place(job, empty_snapshot(hw))
+        if not getattr(placement, "admitted", False) or not np.isfinite(
+                placement.meta_iteration_s):
+            return f"not available: Gavel+ did not place {job.job_id}"
+        for node in placement.new_nodes:
+            if node.gpu_type == "H20":
+                h20 += gpn
+            else:
+                h800 += gpn
+        cost += placement.marginal_cost_usd_per_h
+        throughput += solo.solo_iteration_s / placement.meta_iteration_s
+    return h20, h800, cost, throughput
+
+
+def throughput_table(
+    seed: int = 0,
+    iterations: int = 60,
+    hw: Hardware | None = None,
+    config: StochasticConfig | None = None,
+    names: Sequence[str] = SCENARIOS,
+) -> pd.DataFrame:
+    """Paper Fig. 10: throughput per hourly dollar of RollMux (simulated) and baselines.
+
+    Normalised throughput counts solo-equivalent jobs, ``sum_j T_solo_j / T_j`` with the
+    closed-form expected solo iteration ``T_solo_j``; ``rollmux_gain`` is RollMux's
+    throughput per dollar-hour over the row's (columns :data:`THROUGHPUT_COLUMNS`).
+    """
+    hw = hw or load_hardware()
+    pools = pools_from_hardware(hw)
+    gpn = hw.node.gpus_per_node
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        run = run_scenario(name, seed, iterations, hw, config)
+        sc = run.scenario
+        solo = np.array([p.solo_iteration_s for p in sc.solo_phases])
+        jobs = "+".join(j.job_id for j in sc.jobs)
+        group_cost = sc.group.cost_usd_per_h()
+        group_gpus = (len(sc.group.rollout_node_ids) * gpn, len(sc.group.train_node_ids) * gpn)
+        systems: list[tuple[str, tuple[int, int, float, float] | str, str]] = [
+            ("rollmux", (*group_gpus, group_cost, float(np.sum(solo / run.rollmux_s))),
+             "stochastic simulation, long-tail migration"),
+            ("rollmux-no-migration",
+             (*group_gpus, group_cost, float(np.sum(solo / run.rollmux_no_migration_s))),
+             "stochastic simulation"),
+            ("rollmux-closed-form",
+             (*group_gpus, group_cost,
+              float(np.sum(solo / sc.group.metrics().meta_iteration_s))),
+             "expected phases, exact steady state"),
+        ]
+        for system, fleet in (("solo-d", solo_d_fleet(list(sc.solo_phases), pools)),
+                              ("verl", verl_fleet(list(sc.solo_phases), pools))):
+            h20 = sum(p.rollout_gpus for p in sc.solo_phases) if system == "solo-d" else 0
+            h800 = sum(p.train_gpus for p in sc.solo_phases)
+            systems.append((system, (h20, h800, fleet.cost_usd_per_h,
+                                     fleet.normalised_throughput), "closed form"))
+        systems.append(("gavel-plus", gavel_plus_fleet(sc, hw), "placement policy gavel-plus"))
+        ours = systems[0][1]
+        assert not isinstance(ours, str)
+        ours_per_usd = ours[3] / ours[2]
+        for system, value, note in systems:
+            row: dict[str, Any] = {"scenario": name, "system": system, "jobs": jobs,
+                                   "paper_gain": PAPER_GAINS[name].get(system, np.nan)}
+            if isinstance(value, str):
+                row.update(available=False, note=value)
+            else:
+                h20, h800, cost, thr = value
+                row.update(h20_gpus=h20, h800_gpus=h800, cost_usd_per_h=cost,
+                           normalised_throughput=thr,
+                           throughput_per_kusd_h=1000.0 * thr / cost,
+                           rollmux_gain=ours_per_usd / (thr / cost), available=True, note=note)
+            rows.append(row)
+    return pd.DataFrame(rows, columns=list(THROUGHPUT_COLUMNS))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Print Table 4, the throughput table and Fig. 12's migration table (CLI)."""
+    import argparse
+
+    from rollmux.sim.stochastic import migration_table
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0, help="root seed of the draws")
+    parser.add_argument("--iterations", type=int, default=60, help="iterations per job")
+    args = parser.parse_args(argv)
+    with pd.option_context("display.width", 200, "display.max_columns", 20,
+                           "display.float_format", "{:.3f}".format):
+        print(table4(args.seed, args.iterations).to_string(index=False))
+        print()
+        print(throughput_table(args.seed, args.iterations).drop(columns=["jobs"])
+              .to_string(index=False))
+        print()
+        print(migration_table(seed=args.seed, iterations=args.iterations).to_string(index=False))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
