@@ -20,6 +20,12 @@ We compute it exactly, not from a long run:
    Quadrat 1998), which is exact and fast on these small graphs, and keep Karp's
    theorem (Karp 1978) as an independent reference and fallback.
 
+Shortcut first: every job chain and every node sequence is a one-token cycle, so
+the heaviest of them (``max(T_cycle, T_load)`` for round-robin) bounds the period
+from below. A Bellman-Ford pass on ``w - bound * tokens`` either finds potentials
+that form a periodic schedule of exactly that period (a certificate, so the bound
+is the answer, to 1e-9 relative) or shows a heavier cycle exists, and steps 2-3 run.
+
 Everything works on plain lists: the graphs have tens of vertices, where
 interpreter overhead, not arithmetic, sets the cost.
 """
@@ -39,16 +45,22 @@ NEG_INF = -math.inf
 Graph = list[list[tuple[int, float]]]
 
 
-def reduce_event_graph(
+EventGraph = tuple[
+    list[list[tuple[int, float]]], list[int], list[tuple[int, int, float]]
+]
+
+
+def build_event_graph(
     durations: Sequence[float],
     chains: Sequence[Sequence[int]],
     lags: Sequence[float],
     sequences: Sequence[Sequence[int]],
-) -> Graph | None:
-    """Reduce an event graph to the max-plus graph over entry events, or ``None`` on deadlock.
+) -> EventGraph | None:
+    """Token-free predecessor lists, their topological order and the one-token edges.
 
-    ``durations[p]`` is phase ``p``'s duration; ``chains`` the per-job phase chains
-    (wrap-around delayed by ``lags[j]``); ``sequences`` the per-node cyclic orders.
+    Returns ``(preds, topo, token_edges)`` with ``preds[v] = [(u, weight), ...]`` and
+    ``token_edges = [(u, v, weight), ...]``, or ``None`` if the token-free edges have a
+    cycle (the schedule deadlocks inside a meta-iteration).
     """
     n_events = len(durations)
     preds: list[list[tuple[int, float]]] = [[] for _ in range(n_events)]
@@ -79,7 +91,77 @@ def reduce_event_graph(
                 topo.append(s)
     if len(topo) != n_events:
         return None
+    return preds, topo, token_edges
 
+
+def simple_cycle_bound(
+    durations: Sequence[float],
+    chains: Sequence[Sequence[int]],
+    lags: Sequence[float],
+    sequences: Sequence[Sequence[int]],
+) -> float:
+    """``max(T_cycle, T_load)`` generalised: the heaviest job chain or node sequence.
+
+    Each is a cycle of the event graph carrying one token, so the period is at least this.
+    """
+    bound = max(
+        sum(durations[p] for p in chain) + lag for chain, lag in zip(chains, lags, strict=True)
+    )
+    for seq in sequences:
+        bound = max(bound, sum(durations[p] for p in seq))
+    return bound
+
+
+def period_is_at_most(graph: EventGraph, period: float) -> bool:
+    """Whether the schedule runs with a period of ``period`` (no cycle has a larger mean).
+
+    Bellman-Ford on weights ``w - period * tokens``: sweep the token-free edges in
+    topological order, then relax the one-token edges; when a sweep leaves every
+    one-token edge satisfied, the potentials are a periodic schedule of that period, a
+    certificate. If none is found within the Bellman-Ford bound, a cycle is heavier.
+    """
+    preds, topo, token_edges = graph
+    eps = 1e-9 * max(1.0, abs(period))
+    start = [0.0] * len(topo)
+    for _ in range(len(topo) + 1):
+        for v in topo:
+            best = start[v]
+            for u, w in preds[v]:
+                cand = start[u] + w
+                if cand > best:
+                    best = cand
+            start[v] = best
+        changed = False
+        for u, v, w in token_edges:
+            cand = start[u] + w - period
+            if cand > start[v] + eps:
+                start[v] = cand
+                changed = True
+        if not changed:
+            return True
+    return False
+
+
+def reduce_event_graph(
+    durations: Sequence[float],
+    chains: Sequence[Sequence[int]],
+    lags: Sequence[float],
+    sequences: Sequence[Sequence[int]],
+) -> Graph | None:
+    """Reduce an event graph to the max-plus graph over entry events, or ``None`` on deadlock.
+
+    ``durations[p]`` is phase ``p``'s duration; ``chains`` the per-job phase chains
+    (wrap-around delayed by ``lags[j]``); ``sequences`` the per-node cyclic orders.
+    """
+    graph = build_event_graph(durations, chains, lags, sequences)
+    if graph is None:
+        return None
+    return _reduce(graph, len(durations))
+
+
+def _reduce(graph: EventGraph, n_events: int) -> Graph:
+    """The reduced max-plus graph over entry events of a deadlock-free event graph."""
+    preds, topo, token_edges = graph
     row: dict[int, int] = {}
     for _, v, _ in token_edges:
         if v not in row:
@@ -224,13 +306,23 @@ def period_of_event_graph(
     lags: Sequence[float],
     sequences: Sequence[Sequence[int]],
 ) -> float:
-    """Exact steady-state period of an event graph given as lists (``inf`` on deadlock)."""
-    graph = reduce_event_graph(durations, chains, lags, sequences)
+    """Exact steady-state period of an event graph given as lists (``inf`` on deadlock).
+
+    The heaviest job chain or node sequence is a lower bound; when a Bellman-Ford
+    certificate shows the schedule runs at that period (the common case, e.g. every
+    group with one training node and single-node pinnings), it is the answer. Otherwise
+    Howard's policy iteration on the reduced graph finds the maximum cycle mean.
+    """
+    graph = build_event_graph(durations, chains, lags, sequences)
     if graph is None:
         return math.inf
-    result = max_cycle_mean_howard(graph)
+    bound = simple_cycle_bound(durations, chains, lags, sequences)
+    if period_is_at_most(graph, bound):
+        return bound
+    reduced = _reduce(graph, len(durations))
+    result = max_cycle_mean_howard(reduced)
     if result is None:
-        result = max_cycle_mean_karp(graph_to_matrix(graph))
+        result = max_cycle_mean_karp(graph_to_matrix(reduced))
     return result
 
 
@@ -245,19 +337,27 @@ def _schedule_lists(
     )
 
 
-def steady_state_period(schedule: Schedule, method: str = "howard") -> float:
+METHODS: tuple[str, ...] = ("auto", "howard", "karp")
+
+
+def steady_state_period(schedule: Schedule, method: str = "auto") -> float:
     """Exact steady-state meta-iteration time of ``schedule`` in seconds.
 
-    ``method`` is ``"howard"`` (default) or ``"karp"`` (the reference). Returns
-    ``math.inf`` when the per-node orders contradict the job chains so that the
-    schedule deadlocks within a meta-iteration.
+    ``method``: ``"auto"`` (default: the lower-bound certificate, else Howard),
+    ``"howard"`` (Howard's policy iteration only) or ``"karp"`` (Karp's theorem, the
+    reference). Returns ``math.inf`` when the per-node orders contradict the job chains
+    so that the schedule deadlocks within a meta-iteration.
     """
-    if method not in ("howard", "karp"):
-        raise ValueError(f"method = {method!r}: expected 'howard' or 'karp'")
+    if method not in METHODS:
+        raise ValueError(f"method = {method!r}: expected one of {', '.join(METHODS)}")
     lists = _schedule_lists(schedule)
-    if method == "howard":
+    if method == "auto":
         return period_of_event_graph(*lists)
     graph = reduce_event_graph(*lists)
     if graph is None:
         return math.inf
+    if method == "howard":
+        result = max_cycle_mean_howard(graph)
+        if result is not None:
+            return result
     return max_cycle_mean_karp(graph_to_matrix(graph))
