@@ -59,6 +59,12 @@ def _as_float(name: str, value: Any, *, minimum: float, strict: bool) -> float:
     return out
 
 
+# Optional fields that must be positive when given.
+_POSITIVE_OPTIONAL: tuple[str, ...] = (
+    "response_len_sigma", "rollout_mem_gb_per_node", "train_mem_gb_per_node",
+    "rollout_s", "train_s", "rollout_max_s", "train_max_s",
+)
+
 # Optional fields: None means "take the default / derive from the model".
 OPTIONAL_FIELDS: tuple[str, ...] = (
     "mean_response_tokens",
@@ -111,39 +117,43 @@ class RLJob:
 
     def __post_init__(self) -> None:
         """Validate every field; ValueError names the field and the offending value."""
+        # Reads and writes go through the instance dict: a frozen dataclass forbids
+        # setattr, and loading large traces constructs one job per distinct row.
+        vals = self.__dict__
         for name in OPTIONAL_FIELDS:
-            value = getattr(self, name)
+            value = vals[name]
             if value is not None and _is_missing(value):
-                object.__setattr__(self, name, None)
+                vals[name] = None
         if not isinstance(self.job_id, str) or not self.job_id:
             raise ValueError(f"job_id must be a non-empty string, got {self.job_id!r}")
         for name in ("rollout_gpu_type", "train_gpu_type"):
-            value = getattr(self, name)
+            value = vals[name]
             if not isinstance(value, str) or not value:
                 raise ValueError(f"{name} must be a non-empty string, got {value!r}")
         if not isinstance(self.workload, str):
             raise ValueError(f"workload must be a string, got {self.workload!r}")
 
-        def set_(name: str, value: Any) -> None:
-            object.__setattr__(self, name, value)
-
-        set_("model_size_b", _as_float("model_size_b", self.model_size_b, minimum=0, strict=True))
-        set_("max_response_tokens", _as_int("max_response_tokens", self.max_response_tokens, 2))
+        vals["model_size_b"] = _as_float(
+            "model_size_b", vals["model_size_b"], minimum=0, strict=True
+        )
+        vals["max_response_tokens"] = _as_int("max_response_tokens", vals["max_response_tokens"], 2)
         for name in ("turns", "rollout_gpus", "train_gpus", "iterations"):
-            set_(name, _as_int(name, getattr(self, name), 1))
+            vals[name] = _as_int(name, vals[name], 1)
         for name in ("prompt_tokens", "prompts_per_iter", "responses_per_prompt"):
-            if getattr(self, name) is not None:
-                set_(name, _as_int(name, getattr(self, name), 1))
-        set_("slo", self._check_slo(self.slo))
-        set_("arrival_s", _as_float("arrival_s", self.arrival_s, minimum=0, strict=False))
-        positive = ("response_len_sigma", "rollout_mem_gb_per_node", "train_mem_gb_per_node",
-                    "rollout_s", "train_s", "rollout_max_s", "train_max_s")
-        for name in positive:
-            if getattr(self, name) is not None:
-                set_(name, _as_float(name, getattr(self, name), minimum=0, strict=True))
+            if vals[name] is not None:
+                vals[name] = _as_int(name, vals[name], 1)
+        vals["slo"] = self._check_slo(vals["slo"])
+        vals["arrival_s"] = _as_float("arrival_s", vals["arrival_s"], minimum=0, strict=False)
+        for name in _POSITIVE_OPTIONAL:
+            if vals[name] is not None:
+                vals[name] = _as_float(name, vals[name], minimum=0, strict=True)
         for name in ("sync_s", "warm_switch_s", "cold_switch_s"):
-            if getattr(self, name) is not None:
-                set_(name, _as_float(name, getattr(self, name), minimum=0, strict=False))
+            if vals[name] is not None:
+                vals[name] = _as_float(name, vals[name], minimum=0, strict=False)
+
+        def set_(name: str, value: Any) -> None:
+            vals[name] = value
+
         if self.mean_response_tokens is not None:
             mean = _as_float(
                 "mean_response_tokens", self.mean_response_tokens, minimum=1, strict=True
@@ -171,6 +181,8 @@ class RLJob:
     @staticmethod
     def _check_slo(value: Any) -> float:
         """The SLO is a maximum slowdown versus running alone, so it cannot be below 1."""
+        if type(value) is float and 1 <= value < math.inf:
+            return value
         if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
             raise ValueError(f"slo must be a finite number >= 1, got {value!r}")
         if value < 1:
