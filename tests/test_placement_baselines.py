@@ -187,3 +187,22 @@ def test_regroup_is_static_until_due_then_pays_pauses() -> None:
     )
     with pytest.raises(ValueError, match="regroup_interval_s"):
         get_policy("regroup", regroup_interval_s=0)
+
+
+def test_regroup_moves_nothing_when_no_partition_is_cheaper() -> None:
+    """A re-solve that finds no cheaper partition keeps every group and pauses no job."""
+    policy = get_policy("regroup", regroup_interval_s=3600.0)
+    snap = empty_snapshot(HW)
+    # Two complementary jobs: RollMux already packs them optimally into one group.
+    for job in [mkjob("A", 300, 100, slo=2.0), mkjob("B", 100, 300, slo=2.0)]:
+        snap = apply(snap, policy.place(job, snap))
+    due = replace(snap, time_s=7200.0)
+    regrouping = policy.regroup(due)
+    assert regrouping is not None
+    assert regrouping.moved_jobs == ()
+    assert regrouping.pause_s == {}
+    assert set(regrouping.kept_groups) == set(snap.groups)
+    after = apply(due, regrouping)
+    assert after.groups == due.groups
+    assert after.last_regroup_s == 7200.0
+    assert policy.regroup(replace(after, time_s=7300.0)) is None  # next one waits an hour

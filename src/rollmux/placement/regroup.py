@@ -3,9 +3,10 @@
 Arrivals are placed by Algorithm 1 (:class:`rollmux.placement.rollmux.RollMuxPolicy`).
 When the simulator asks (:meth:`RegroupPolicy.regroup`) and at least
 ``regroup_interval_s`` (default one hour) has passed since the last re-partition, the
-optimum over all active jobs is re-solved; every moved job (its set of group-mates
-changed, or its group was rebuilt on other nodes) pays a migration and restart pause of
-:func:`migration_pause_s` (paper sec. 6.6: measured 197 s at 7B to 419 s at 32B).
+optimum over all active jobs is re-solved. If it is cheaper than the current placement,
+every moved job (its set of group-mates changed, or its group was rebuilt on other
+nodes) pays a migration and restart pause of :func:`migration_pause_s` (paper sec. 6.6:
+measured 197 s at 7B to 419 s at 32B); otherwise nothing moves.
 """
 
 from __future__ import annotations
@@ -78,11 +79,29 @@ class RegroupPolicy(PlacementPolicy):
         """The optimal re-partition of the active jobs when due (None otherwise or if empty)."""
         if not self.due(snapshot) or not snapshot.jobs:
             return None
-        return solve_regrouping(
+        decision = solve_regrouping(
             snapshot,
             None,
             snapshot.time_s,
             lambda job: migration_pause_s(job.model_size_b),
             self.max_group_size,
             self.time_limit_s,
+        )
+        current = snapshot.cost_usd_per_h()
+        if decision.cost_usd_per_h < current * (1.0 - 1e-9):
+            return decision
+        # No cheaper partition: migrating would pause jobs for nothing. Keep every group
+        # and record the re-solve, so the next one waits a full interval.
+        return Regrouping(
+            job=None,
+            time_s=snapshot.time_s,
+            kept_groups=tuple(snapshot.groups),
+            placements=(),
+            moved_jobs=(),
+            pause_s={},
+            marginal_cost_usd_per_h=0.0,
+            cost_usd_per_h=current,
+            solver=decision.solver,
+            solve_seconds=decision.solve_seconds,
+            reason="no cheaper partition than the current one; nothing moved",
         )
