@@ -35,6 +35,7 @@ __all__ = [
     "PlacementPolicy",
     "Regrouping",
     "Strategy",
+    "admissible_profile",
     "check_max_group_size",
     "feasible_nodes",
     "get_policy",
@@ -367,6 +368,19 @@ def group_members(
             )
         )
     return tuple(members)
+
+
+def admissible_profile(job: RLJob, snapshot: ClusterSnapshot) -> JobProfile | Placement:
+    """The job's profile, or a rejected decision if it fits no node or is already admitted.
+
+    The common first step of every policy's ``place``.
+    """
+    profile = profile_or_reason(job, snapshot.hw)
+    if isinstance(profile, str):
+        return rejected(job, profile)
+    if job.job_id in snapshot.jobs:
+        return rejected(job, f"job {job.job_id!r} is already admitted")
+    return profile
 
 
 def check_max_group_size(value: object) -> int:

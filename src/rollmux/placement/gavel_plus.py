@@ -31,10 +31,10 @@ from rollmux.placement.base import (
     JobProfile,
     Placement,
     PlacementPolicy,
+    admissible_profile,
     job_profile,
     new_group_placement,
     node_price_usd_per_h,
-    profile_or_reason,
     register_policy,
     rejected,
 )
@@ -93,11 +93,9 @@ class GavelPlusPolicy(PlacementPolicy):
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
         """Enumerate the allocation space; keep the cheapest SLO-feasible allocation."""
         hw = snapshot.hw
-        profile = profile_or_reason(job, hw)
-        if isinstance(profile, str):
-            return rejected(job, profile)
-        if job.job_id in snapshot.jobs:
-            return rejected(job, f"job {job.job_id!r} is already admitted")
+        profile = admissible_profile(job, snapshot)
+        if isinstance(profile, Placement):
+            return profile
         gpn = hw.node.gpus_per_node
         types = tuple(hw.gpus) if self.rollout_gpu_types is None else self.rollout_gpu_types
         for gpu_type in types:

@@ -19,13 +19,12 @@ from rollmux.placement.base import (
     Placement,
     PlacementPolicy,
     Strategy,
+    admissible_profile,
     check_max_group_size,
     feasible_nodes,
     group_members,
     new_group_placement,
-    profile_or_reason,
     register_policy,
-    rejected,
 )
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState
 
@@ -79,11 +78,9 @@ class GreedyPolicy(PlacementPolicy):
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
         """The most idle feasible group and its least loaded feasible nodes."""
-        profile = profile_or_reason(job, snapshot.hw)
-        if isinstance(profile, str):
-            return rejected(job, profile)
-        if job.job_id in snapshot.jobs:
-            return rejected(job, f"job {job.job_id!r} is already admitted")
+        profile = admissible_profile(job, snapshot)
+        if isinstance(profile, Placement):
+            return profile
         best = None
         best_key: tuple[float, int] | None = None
         for group in snapshot.groups.values():

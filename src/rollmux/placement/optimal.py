@@ -22,11 +22,10 @@ from rollmux.placement.base import (
     PlacementPolicy,
     Regrouping,
     Strategy,
+    admissible_profile,
     check_max_group_size,
     job_profile,
-    profile_or_reason,
     register_policy,
-    rejected,
 )
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, Pool
 
@@ -137,11 +136,9 @@ class OptimalPolicy(PlacementPolicy):
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Decision:
         """The minimum-cost partition of the active jobs plus ``job`` (no pauses)."""
-        profile = profile_or_reason(job, snapshot.hw)
-        if isinstance(profile, str):
-            return rejected(job, profile)
-        if job.job_id in snapshot.jobs:
-            return rejected(job, f"job {job.job_id!r} is already admitted")
+        profile = admissible_profile(job, snapshot)
+        if isinstance(profile, Placement):
+            return profile
         if any(g.kind is not GroupKind.SHARED for g in snapshot.groups.values()):
             raise ValueError("snapshot holds non-shared groups; optimal needs its own cluster")
         time_s = max(snapshot.time_s, job.arrival_s)

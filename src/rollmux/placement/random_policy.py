@@ -18,12 +18,11 @@ from rollmux.placement.base import (
     Placement,
     PlacementPolicy,
     Strategy,
+    admissible_profile,
     check_max_group_size,
     feasible_nodes,
     new_group_placement,
-    profile_or_reason,
     register_policy,
-    rejected,
 )
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind
 
@@ -49,11 +48,9 @@ class RandomPolicy(PlacementPolicy):
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
         """Draw a feasible group (or a new one), then nodes inside it."""
-        profile = profile_or_reason(job, snapshot.hw)
-        if isinstance(profile, str):
-            return rejected(job, profile)
-        if job.job_id in snapshot.jobs:
-            return rejected(job, f"job {job.job_id!r} is already admitted")
+        profile = admissible_profile(job, snapshot)
+        if isinstance(profile, Placement):
+            return profile
         options = []
         for group in sorted(snapshot.groups.values(), key=lambda g: g.serial):
             if group.kind is not GroupKind.SHARED or len(group.jobs) >= self.max_group_size:

@@ -50,11 +50,10 @@ from rollmux.placement.base import (
     Placement,
     PlacementPolicy,
     Strategy,
+    admissible_profile,
     new_group_placement,
     node_price_usd_per_h,
-    profile_or_reason,
     register_policy,
-    rejected,
 )
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
 
@@ -223,11 +222,9 @@ class RollMuxPolicy(PlacementPolicy):
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
         """Algorithm 1 over ``snapshot``; a job that fits no node gets a rejected record."""
-        profile = profile_or_reason(job, snapshot.hw)
-        if isinstance(profile, str):
-            return rejected(job, profile)
-        if job.job_id in snapshot.jobs:
-            return rejected(job, f"job {job.job_id!r} is already admitted")
+        profile = admissible_profile(job, snapshot)
+        if isinstance(profile, Placement):
+            return profile
         hw = snapshot.hw
         phases = admission_phases(job, profile, hw, self.worst_case)
         fallback_meta = phases.solo_iteration_s

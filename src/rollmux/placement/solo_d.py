@@ -11,10 +11,9 @@ from rollmux.jobs import RLJob
 from rollmux.placement.base import (
     Placement,
     PlacementPolicy,
+    admissible_profile,
     new_group_placement,
-    profile_or_reason,
     register_policy,
-    rejected,
 )
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind
 
@@ -29,11 +28,9 @@ class SoloDPolicy(PlacementPolicy):
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
         """A dedicated group of new nodes sized to the job's own GPU counts."""
-        profile = profile_or_reason(job, snapshot.hw)
-        if isinstance(profile, str):
-            return rejected(job, profile)
-        if job.job_id in snapshot.jobs:
-            return rejected(job, f"job {job.job_id!r} is already admitted")
+        profile = admissible_profile(job, snapshot)
+        if isinstance(profile, Placement):
+            return profile
         return new_group_placement(
             job,
             profile,

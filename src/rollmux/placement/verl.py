@@ -14,10 +14,9 @@ from rollmux.placement.base import (
     Placement,
     PlacementPolicy,
     Strategy,
+    admissible_profile,
     new_group_placement,
-    profile_or_reason,
     register_policy,
-    rejected,
 )
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind
 
@@ -33,11 +32,9 @@ class VerlPolicy(PlacementPolicy):
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
         """A co-located group of ``ceil(train_gpus / gpus_per_node)`` new training nodes."""
         hw = snapshot.hw
-        profile = profile_or_reason(job, hw)
-        if isinstance(profile, str):
-            return rejected(job, profile)
-        if job.job_id in snapshot.jobs:
-            return rejected(job, f"job {job.job_id!r} is already admitted")
+        profile = admissible_profile(job, snapshot)
+        if isinstance(profile, Placement):
+            return profile
         pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
         metrics = verl(job_phases_from_rljob(job, hw, profile.times), pools)
         return new_group_placement(
