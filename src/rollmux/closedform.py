@@ -217,24 +217,30 @@ class FleetCost:
         return self.normalised_throughput / self.cost_usd_per_h
 
 
-@dataclass(frozen=True, slots=True)
-class SoloDMetrics:
-    """Solo-D (one job alone on its own rollout and training GPUs) per-iteration metrics."""
+class PoolBubbles:
+    """Bubble fractions of a metrics record with ``rollout_``/``train_utilisation``."""
 
-    iteration_s: float
+    __slots__ = ()
     rollout_utilisation: float
     train_utilisation: float
-    cost_usd_per_h: float
 
     @property
     def rollout_bubble_fraction(self) -> float:
-        """Share of provisioned rollout GPU-seconds left idle."""
+        """Share of provisioned rollout GPU-seconds not doing rollout work."""
         return 1.0 - self.rollout_utilisation
 
     @property
     def train_bubble_fraction(self) -> float:
-        """Share of provisioned training GPU-seconds left idle."""
+        """Share of provisioned training GPU-seconds not doing training work."""
         return 1.0 - self.train_utilisation
+
+
+class PerIterationCost:
+    """Cost per iteration of a metrics record with ``iteration_s`` and ``cost_usd_per_h``."""
+
+    __slots__ = ()
+    iteration_s: float
+    cost_usd_per_h: float
 
     @property
     def cost_usd_per_iteration(self) -> float:
@@ -248,7 +254,17 @@ class SoloDMetrics:
 
 
 @dataclass(frozen=True, slots=True)
-class VerlMetrics:
+class SoloDMetrics(PoolBubbles, PerIterationCost):
+    """Solo-D (one job alone on its own rollout and training GPUs) per-iteration metrics."""
+
+    iteration_s: float
+    rollout_utilisation: float
+    train_utilisation: float
+    cost_usd_per_h: float
+
+
+@dataclass(frozen=True, slots=True)
+class VerlMetrics(PerIterationCost):
     """veRL-style co-location (every phase on the job's own training GPUs) metrics."""
 
     iteration_s: float
@@ -267,16 +283,6 @@ class VerlMetrics:
     def bubble_fraction(self) -> float:
         """Share of provisioned GPU-seconds spent switching engines."""
         return 1.0 - self.utilisation
-
-    @property
-    def cost_usd_per_iteration(self) -> float:
-        """GPU cost of one iteration."""
-        return self.cost_usd_per_h * self.iteration_s / SECONDS_PER_HOUR
-
-    @property
-    def iterations_per_usd(self) -> float:
-        """Iterations per dollar."""
-        return 1.0 / self.cost_usd_per_iteration
 
 
 # --------------------------------------------------------------------------- models

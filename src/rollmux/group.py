@@ -32,6 +32,7 @@ from rollmux.closedform import (
     SECONDS_PER_HOUR,
     FleetCost,
     JobPhases,
+    PoolBubbles,
     PoolSpec,
     check_non_negative,
     check_positive,
@@ -154,7 +155,7 @@ class GroupStatus(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class GroupMetrics:
+class GroupMetrics(PoolBubbles):
     """Steady-state metrics of one co-execution group (one meta-iteration)."""
 
     n_jobs: int
@@ -191,16 +192,6 @@ class GroupMetrics:
     def all_slo_ok(self) -> bool:
         """Whether every job meets its SLO."""
         return all(self.slo_ok)
-
-    @property
-    def rollout_bubble_fraction(self) -> float:
-        """Share of provisioned rollout GPU-seconds not doing rollout work."""
-        return 1.0 - self.rollout_utilisation
-
-    @property
-    def train_bubble_fraction(self) -> float:
-        """Share of provisioned training GPU-seconds not doing training work."""
-        return 1.0 - self.train_utilisation
 
     @property
     def cost_usd_per_meta_iteration(self) -> float:
