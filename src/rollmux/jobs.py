@@ -18,7 +18,13 @@ from scipy import integrate, optimize, special, stats
 
 from rollmux.hardware import Hardware
 
-__all__ = ["OPTIONAL_FIELDS", "RLJob", "ResponseLengthDist", "response_length_dist"]
+__all__ = [
+    "OPTIONAL_FIELDS",
+    "PHASE_TIME_FIELDS",
+    "RLJob",
+    "ResponseLengthDist",
+    "response_length_dist",
+]
 
 
 def _is_missing(value: Any) -> bool:
@@ -65,6 +71,17 @@ _POSITIVE_OPTIONAL: tuple[str, ...] = (
     "rollout_s", "train_s", "rollout_max_s", "train_max_s",
 )
 
+#: Phase times a job may give directly (seconds); None derives them from the model.
+PHASE_TIME_FIELDS: tuple[str, ...] = (
+    "rollout_s",
+    "train_s",
+    "rollout_max_s",
+    "train_max_s",
+    "sync_s",
+    "warm_switch_s",
+    "cold_switch_s",
+)
+
 # Optional fields: None means "take the default / derive from the model".
 OPTIONAL_FIELDS: tuple[str, ...] = (
     "mean_response_tokens",
@@ -74,13 +91,7 @@ OPTIONAL_FIELDS: tuple[str, ...] = (
     "responses_per_prompt",
     "rollout_mem_gb_per_node",
     "train_mem_gb_per_node",
-    "rollout_s",
-    "train_s",
-    "rollout_max_s",
-    "train_max_s",
-    "sync_s",
-    "warm_switch_s",
-    "cold_switch_s",
+    *PHASE_TIME_FIELDS,
 )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rollmux.jobs import PHASE_TIME_FIELDS
 from rollmux.traces.errors import ANY_COLUMN, HEADER_ROW, Problem, TraceError
 from rollmux.traces.hwview import HardwareView, hardware_view
 from rollmux.traces.schema import SUPPORTED_VERSIONS, ColumnSpec, TraceSchema, load_schema
@@ -749,15 +750,7 @@ _IDENTITY_FIELDS = ("job_id", "arrival_s", "slo", "iterations", "workload")
 #: Direct phase times: the schema checks every RLJob rule on them (> 0 or >= 0, worst case
 #: >= expected, cold >= warm), and host memory cannot depend on them, so they too vary
 #: freely between jobs that share one validated template.
-_PHASE_FIELDS = (
-    "rollout_s",
-    "train_s",
-    "rollout_max_s",
-    "train_max_s",
-    "sync_s",
-    "warm_switch_s",
-    "cold_switch_s",
-)
+_PHASE_FIELDS = PHASE_TIME_FIELDS
 _PER_JOB_FIELDS = _IDENTITY_FIELDS + _PHASE_FIELDS
 
 
