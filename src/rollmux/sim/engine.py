@@ -88,10 +88,13 @@ SYNC_MODES = ("topology", "flat")
 # (nodes are freed before phases complete, phases complete before paused jobs resume).
 _NODE_FREE, _ROLL_END, _TRAIN_END, _READY = 0, 1, 2, 3
 
-# Rows are buffered as tuples, packed every _BATCH_ROWS rows into a numpy block of
+# The hot loop buffers five numbers per released phase in a flat list (its layout id,
+# iteration, start, end and work); every _BATCH_ROWS phases are expanded into one row
+# per node (the layout gives job, phase, pool, nodes and GPUs) and packed into a block of
 # _BLOCK_ROWS rows (about 40 MB). Blocks that large are memory-mapped by malloc, so the
 # memory of each block goes back to the system when the final table has copied it.
 _BATCH_ROWS = 1 << 16
+_PHASE_FIELDS = 5  # numbers buffered per released phase
 _BLOCK_ROWS = 1 << 20
 _PHASE_DTYPE = np.dtype([
     ("job", "<i4"), ("phase", "i1"), ("iteration", "<i4"), ("node", "<i4"), ("pool", "i1"),
@@ -274,8 +277,9 @@ class EventModel:
         self.holding = [False] * n
         # (rollout node states, train node states, GPUs per rollout node, GPUs per train
         #  node, co-located, warm switch, cold switch, sync, co-location ratio, expected
-        #  rollout, expected training, (serial, GPUs) of the one rollout node or None when
-        #  several, the same for training); a node state is the node's list in self.node
+        #  rollout, expected training, layout id of the rollout phase, layout id of the
+        #  training phase, GPUs of the rollout phase, GPUs of the training phase); a node
+        #  state is the node's list in self.node
         self.info: list[tuple[Any, ...]] = [()] * n
         self.tab: list[DrawTable | None] = [None] * n
         self.cold_left: list[set[int]] = [set() for _ in range(n)]
@@ -285,8 +289,17 @@ class EventModel:
         self.busy_t = [0.0] * n
         # serial -> [order, pos, round, holder, pool, serial]
         self.node: dict[int, list[Any]] = {}
-        # One tuple per row (phase x node), columns as _PHASE_DTYPE.
-        self.rows: list[tuple[Any, ...]] = []
+        # Flat: layout id, iteration, start, end, work of each released phase in turn.
+        # (Extending by a short-lived tuple keeps no tuple alive: cheaper to build, to
+        # convert and to free, and no work for the cyclic garbage collector.)
+        self.rows: list[float] = []
+        # Phase layouts, one per phase kind of each admission (see _layout): job, phase
+        # code, pool code, number of nodes, offset into the flat node/GPU lists; and
+        # their numpy copies for _flush (rebuilt when layouts were added since).
+        self.lay_cols: tuple[list[int], ...] = ([], [], [], [], [])
+        self.lay_nodes: list[int] = []
+        self.lay_gpus: list[int] = []
+        self.lay_np: tuple[np.ndarray, ...] = ()
         self.chunks: list[np.ndarray] = []
         self.block_used = 0
         self._build_hot_path()
@@ -317,10 +330,11 @@ class EventModel:
                 self.node[n] = state = [[], 0, 0, -1, pool, n]
             state[0].append(i)
         r_nodes = rt.train_nodes if coloc else rt.rollout_nodes
+        r_gpus = rt.train_gpus_per_node if coloc else rt.rollout_gpus_per_node
         self.info[i] = (
             tuple(self.node[n] for n in r_nodes),
             tuple(self.node[n] for n in rt.train_nodes),
-            rt.train_gpus_per_node if coloc else rt.rollout_gpus_per_node,
+            r_gpus,
             rt.train_gpus_per_node,
             coloc,
             times.warm_switch_s,
@@ -329,8 +343,10 @@ class EventModel:
             rt.coloc_ratio,
             times.rollout_s,
             times.train_s,
-            _single(r_nodes, rt.train_gpus_per_node if coloc else rt.rollout_gpus_per_node),
-            _single(rt.train_nodes, rt.train_gpus_per_node),
+            self._layout(i, 0, 1 if coloc else 0, r_nodes, r_gpus),
+            self._layout(i, 1, 1, rt.train_nodes, rt.train_gpus_per_node),
+            sum(r_gpus),
+            sum(rt.train_gpus_per_node),
         )
         # The job joins every node at the end of the node's order, from the latest of
         # its nodes' current rounds on.
@@ -386,6 +402,25 @@ class EventModel:
 
     # ------------------------------------------------------------------ internals
 
+    def _layout(self, i: int, phase: int, pool: int, nodes: Sequence[int],
+                gpus: Sequence[int]) -> int:
+        """Register the rows a phase of job ``i`` on ``nodes`` writes; returns its id.
+
+        A released phase is buffered as its layout id plus its own times; _flush turns
+        it into one row per node, in the order of ``nodes``.
+        """
+        if len(nodes) != len(gpus):
+            raise ValueError("one GPU count per node expected")
+        jobs, phases, pools, counts, offsets = self.lay_cols
+        jobs.append(i)
+        phases.append(phase)
+        pools.append(pool)
+        counts.append(len(nodes))
+        offsets.append(len(self.lay_nodes))
+        self.lay_nodes.extend(nodes)
+        self.lay_gpus.extend(gpus)
+        return len(jobs) - 1
+
     def _push(self, t: float, kind: int, i: int) -> None:
         """Schedule an event of job ``i`` (stale once the job's epoch changes)."""
         heapq.heappush(self.heap, (t, kind, next(self.counter), i, self.epoch[i]))
@@ -439,7 +474,8 @@ class EventModel:
         info, tab_of, cold_left_of = self.info, self.tab, self.cold_left
         holding, ph, ph_train, epoch = self.holding, self.ph, self.ph_train, self.epoch
         busy_r, busy_t, heap, rows = self.busy_r, self.busy_t, self.heap, self.rows
-        put = rows.append
+        put = rows.extend
+        batch_len = _BATCH_ROWS * _PHASE_FIELDS
         counter = self.counter
         push = heapq.heappush
         record = self.record_phases
@@ -451,7 +487,8 @@ class EventModel:
             st = state[i]
             if st > 1 or st < 0 or ready[i] > t:
                 return
-            (rn, tn, _rg, _tg, coloc, warm, cold, sync, ratio, exp_r, exp_t, _rs, _ts) = info[i]
+            (rn, tn, _rg, _tg, coloc, warm, cold, sync, ratio, exp_r, exp_t,
+             _rl, _tl, _rgs, _tgs) = info[i]
             nodes = rn if st == 0 else tn
             if coloc:
                 for s in nodes:
@@ -525,31 +562,27 @@ class EventModel:
             Returns the released nodes' state lists.
             """
             inf = info[i]
-            if state[i] == 2:
-                nodes, gpus, phase = inf[0], inf[2], 0
-            else:
-                nodes, gpus, phase = inf[1], inf[3], 1
             start, switch, work = ph[i]
             if truncate:
                 work = min(work, max(0.0, t - start - switch))
+            if state[i] == 2:
+                nodes = inf[0]
+                if record:
+                    # One record per phase, not per node: _flush expands it (layout).
+                    put((inf[11], iters[i], start, t, work))
+                if inf[4]:  # a co-located rollout runs on the training pool
+                    busy_t[i] += work * inf[13]
+                else:
+                    busy_r[i] += work * inf[13]
+            else:
+                nodes = inf[1]
+                if record:
+                    put((inf[12], iters[i], start, t, work))
+                busy_t[i] += work * inf[14]
+            if record and len(rows) >= batch_len:
+                flush()
             for s in nodes:
                 s[3] = -1
-            coloc = inf[4]
-            if record:
-                pool = 1 if coloc else phase
-                single = inf[11] if phase == 0 else inf[12]
-                if single is not None:
-                    put((i, phase, iters[i], single[0], pool, start, t, work, single[1]))
-                else:
-                    k = iters[i]
-                    for s, g in zip(nodes, gpus, strict=True):
-                        put((i, phase, k, s[5], pool, start, t, work, g))
-                if len(rows) >= _BATCH_ROWS:
-                    flush()
-            if phase == 0 and not coloc:
-                busy_r[i] += work * sum(gpus)
-            else:
-                busy_t[i] += work * sum(gpus)
             holding[i] = False
             return nodes
 
@@ -557,12 +590,49 @@ class EventModel:
         self._release = release  # type: ignore[method-assign]
 
     def _flush(self) -> None:
-        """Pack the buffered rows into the current block (a new one when it is full)."""
+        """Expand the buffered phases into rows; pack them into the current block.
+
+        Each buffered phase becomes one row per node of its layout, in the layout's node
+        order, so the rows are those the loop would have written one by one. Iterations
+        and layout ids are far below 2**53, so the float64 batch holds them exactly.
+        """
         rows = self.rows
         if not rows:
             return
-        flat = np.array(rows, dtype=_PHASE_DTYPE)
+        batch = np.fromiter(rows, dtype=np.float64, count=len(rows))
+        batch = batch.reshape(-1, _PHASE_FIELDS)
         rows.clear()
+        jobs, phases, pools, counts, offsets = self.lay_cols
+        if not self.lay_np or len(self.lay_np[0]) != len(jobs):
+            self.lay_np = (
+                np.array(jobs, dtype=_PHASE_DTYPE["job"]),
+                np.array(phases, dtype=_PHASE_DTYPE["phase"]),
+                np.array(pools, dtype=_PHASE_DTYPE["pool"]),
+                np.array(counts, dtype=np.intp),
+                np.array(offsets, dtype=np.intp),
+                np.array(self.lay_nodes, dtype=_PHASE_DTYPE["node"]),
+                np.array(self.lay_gpus, dtype=_PHASE_DTYPE["gpus"]),
+            )
+        l_job, l_phase, l_pool, l_count, l_off, l_nodes, l_gpus = self.lay_np
+        lid = batch[:, 0].astype(np.intp)
+        n_rows = l_count[lid]
+        # The phase of each row, and the row's node: its layout's offset plus its rank
+        # among the phase's rows.
+        of_row = np.repeat(np.arange(len(lid)), n_rows)
+        first = np.cumsum(n_rows) - n_rows
+        at = l_off[lid][of_row] + (np.arange(len(of_row)) - first[of_row])
+        lid = lid[of_row]
+        flat = np.empty(len(of_row), dtype=_PHASE_DTYPE)
+        flat["job"] = l_job[lid]
+        flat["phase"] = l_phase[lid]
+        flat["iteration"] = batch[of_row, 1].astype(_PHASE_DTYPE["iteration"])
+        flat["node"] = l_nodes[at]
+        flat["pool"] = l_pool[lid]
+        flat["start_s"] = batch[of_row, 2]
+        flat["end_s"] = batch[of_row, 3]
+        flat["work_s"] = batch[of_row, 4]
+        flat["gpus"] = l_gpus[at]
+        del batch
         done = 0
         while done < len(flat):
             if not self.chunks or self.block_used == len(self.chunks[-1]):
@@ -676,11 +746,6 @@ class EventModel:
 # --------------------------------------------------------------------------- driver
 
 _P_ARRIVAL, _P_KILL, _P_RESUBMIT, _P_REGROUP = 2, 1, 2, 3
-
-
-def _single(nodes: tuple[int, ...], gpus: tuple[int, ...]) -> tuple[int, int] | None:
-    """(serial, GPUs) of a phase's only node, None when it spans several (the slow path)."""
-    return (nodes[0], gpus[0]) if len(nodes) == 1 else None
 
 
 def _serial(node_id: str) -> int:
