@@ -899,11 +899,22 @@ class _Driver:
             train_gpus_per_node=gpus_per_node(t_gpus, len(tnodes), gpn),
         )
 
-    def _solo_s(self, job: RLJob) -> float:
-        """The job's Solo-D iteration time (expected times of the phase model)."""
+    def _solo_s(self, job: RLJob, done: int = 0) -> float:
+        """The job's Solo-D iteration time over the iterations it completed.
+
+        With stochastic phase draws, solo uses the same draws (the job's own phase times,
+        its first ``done`` iterations), so a slowdown compares like with like: a job that
+        drew long responses would have been slow alone too. With expected times (or
+        before any iteration), the phase model's expected Solo-D iteration.
+        """
         times = job_profile(job, self.hw).times
         sync = times.sync_flat_s if self.config.sync == "flat" else times.sync_s
-        return times.rollout_s + times.train_s + sync
+        factory = getattr(self.model, "draw_factory", None)
+        if factory is None or done <= 0:
+            return times.rollout_s + times.train_s + sync
+        rollout, _, train = factory(job, times)
+        n = min(done, len(rollout))
+        return (math.fsum(rollout[:n]) + math.fsum(train[:n])) / n + sync
 
     def _add(self, k: int, t: float, snap: ClusterSnapshot, ready_s: float, resident: bool
              ) -> None:
@@ -1071,11 +1082,11 @@ class _Driver:
         rows = []
         for k, st in enumerate(self.state):
             job = st.job
+            done = st.done if st.status != "running" else self.model.iterations_done(k)
             try:
-                solo = self._solo_s(job)
+                solo = self._solo_s(job, done)
             except ValueError:  # the phase model cannot run it (a rejected job)
                 solo = math.nan
-            done = st.done if st.status != "running" else self.model.iterations_done(k)
             achieved = st.running_s / done if done > 0 else math.nan
             slowdown = achieved / solo if done > 0 else math.nan
             met = st.status == "completed" and slowdown_slo_met(slowdown, job.slo)
