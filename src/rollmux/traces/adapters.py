@@ -42,6 +42,28 @@ class AlibabaFilter:
     phases: tuple[str, ...] = ALIBABA_PHASES
 
 
+
+def _job_lasting(
+    job_id: str,
+    profile: str,
+    rng: np.random.Generator,
+    profiles: Any,
+    spec: Any,
+    slo: float,
+    arrival_s: float,
+    duration_s: float,
+    hw: Any,
+) -> Any:
+    """A job of ``profile`` whose iterations make it last about ``duration_s`` alone."""
+    job = generate.profile_job(
+        job_id, profile, rng, profiles, float(spec["max_over_expected"]),
+        slo=slo, arrival_s=arrival_s,
+    )
+    times = generate._phase_times(job, hw)
+    return dataclasses.replace(
+        job, iterations=generate._iterations_for(duration_s, times.solo_iteration_s)
+    )
+
 def read_alibaba_pods(path: str | Path, keep: AlibabaFilter = AlibabaFilter()) -> pd.DataFrame:
     """Filtered pods with arrival_s (creation) and duration_s (deletion - scheduled), sorted."""
     try:
@@ -123,19 +145,10 @@ def adapt_alibaba(
     for i, pod in enumerate(pods.itertuples(index=False)):
         prefix = prefixes[int(rng.integers(0, len(prefixes)))]
         name = _profile_for(prefix, size_class(int(pod.num_gpu)), profiles)
-        job = generate.profile_job(
-            f"ali-{i:04d}",
-            name,
-            rng,
-            profiles,
-            float(spec["max_over_expected"]),
-            slo=float(slos[i]),
-            arrival_s=float(arrivals[i]),
-        )
-        times = generate._phase_times(job, hw)
         jobs.append(
-            dataclasses.replace(
-                job, iterations=generate._iterations_for(durations_s[i], times.solo_iteration_s)
+            _job_lasting(
+                f"ali-{i:04d}", name, rng, profiles, spec, float(slos[i]), float(arrivals[i]),
+                float(durations_s[i]), hw,
             )
         )
     targets = {
@@ -186,19 +199,10 @@ def adapt_philly(
     slos = generate._slo_draws(rng, jobs, spec["slo"])
     out = []
     for i in range(jobs):
-        job = generate.profile_job(
-            f"philly-{i:04d}",
-            chosen[i],
-            rng,
-            profiles,
-            float(spec["max_over_expected"]),
-            slo=float(slos[i]),
-            arrival_s=float(arrivals[i]),
-        )
-        times = generate._phase_times(job, hw)
         out.append(
-            dataclasses.replace(
-                job, iterations=generate._iterations_for(durations_s[i], times.solo_iteration_s)
+            _job_lasting(
+                f"philly-{i:04d}", chosen[i], rng, profiles, spec, float(slos[i]),
+                float(arrivals[i]), float(durations_s[i]), hw,
             )
         )
     targets: dict[str, Any] = {"jobs": jobs, "horizon_h": horizon_h}
