@@ -18,6 +18,9 @@ include: "workflow/rules/traces.smk"
 rule all:
     input:
         rules.microbench_models.output.table,
+        rules.microbench_sim.output.table4,
+        rules.microbench_sim.output.throughput,
+        rules.microbench_sim.output.migration,
         rules.theorem1_summary.output.summary,
         rules.fig01_gantt.output.png,
         rules.fig01_gantt.output.pdf,

@@ -11,3 +11,19 @@ rule microbench_models:
         "results/logs/microbench_models.log",
     script:
         "../scripts/microbench_models.py"
+
+
+rule microbench_sim:
+    output:
+        table4="results/microbench/table4.csv",
+        throughput="results/microbench/throughput.csv",
+        migration="results/microbench/migration.csv",
+    params:
+        scenarios=config["microbench"]["scenarios"],
+        iterations=config["microbench"]["iterations"],
+        seed=config["seed"],
+        overrides=config.get("hardware_overrides", {}),
+    log:
+        "results/logs/microbench_sim.log",
+    script:
+        "../scripts/microbench_sim.py"
