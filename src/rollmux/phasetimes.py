@@ -9,6 +9,7 @@ maximum length. Values given directly on the job override the model.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rollmux.hardware import GB, Hardware
@@ -257,28 +258,32 @@ def switch_times(job: RLJob, hw: Hardware) -> SwitchTimes:
     )
 
 
+def _expected_and_worst(
+    given: float | None, given_max: float | None, model: Callable[[bool], float]
+) -> tuple[float, float]:
+    """A phase's (expected, worst-case) time: given values win, the model fills the rest.
+
+    A modelled value is clamped against a given one so that worst case >= expected.
+    """
+    expected = model(False) if given is None else given
+    worst = max(model(True), expected) if given_max is None else given_max
+    if given is None:
+        expected = min(expected, worst)
+    return expected, worst
+
+
 def phase_times(job: RLJob, hw: Hardware) -> PhaseTimes:
     """All phase times of ``job`` on ``hw``; times given on the job override the model.
 
     When only one of an expected/worst-case pair is given, the other is clamped so that
     worst case >= expected (likewise cold >= warm and flat sync >= topology-aware sync).
     """
-    roll_s = rollout_time_s(job, hw) if job.rollout_s is None else job.rollout_s
-    roll_max_s = (
-        max(rollout_time_s(job, hw, worst_case=True), roll_s)
-        if job.rollout_max_s is None
-        else job.rollout_max_s
+    roll_s, roll_max_s = _expected_and_worst(
+        job.rollout_s, job.rollout_max_s, lambda worst: rollout_time_s(job, hw, worst_case=worst)
     )
-    if job.rollout_s is None:
-        roll_s = min(roll_s, roll_max_s)
-    train_s = train_time_s(job, hw) if job.train_s is None else job.train_s
-    train_max_s = (
-        max(train_time_s(job, hw, worst_case=True), train_s)
-        if job.train_max_s is None
-        else job.train_max_s
+    train_s, train_max_s = _expected_and_worst(
+        job.train_s, job.train_max_s, lambda worst: train_time_s(job, hw, worst_case=worst)
     )
-    if job.train_s is None:
-        train_s = min(train_s, train_max_s)
     sync = sync_times(job, hw)
     sync_s = sync.topology_s if job.sync_s is None else job.sync_s
     switches = switch_times(job, hw)
