@@ -105,6 +105,16 @@ def _forward(module: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def run_standalone(
+    register: Callable[[argparse._SubParsersAction], None], argv: Sequence[str] | None
+) -> int:
+    """Run one command module on its own (``python -m rollmux.traces.cli trace ...``)."""
+    parser = argparse.ArgumentParser(prog="rollmux")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``rollmux`` command."""
     parser = argparse.ArgumentParser(

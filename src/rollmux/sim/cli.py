@@ -153,10 +153,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Stand-alone entry point (``python -m rollmux.sim.cli simulate ...``)."""
-    parser = argparse.ArgumentParser(prog="rollmux")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    from rollmux.cli import run_standalone
+
+    return run_standalone(register, argv)
 
 
 if __name__ == "__main__":
