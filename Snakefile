@@ -13,17 +13,13 @@ include: "workflow/rules/models.smk"
 include: "workflow/rules/theorem1.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/traces.smk"
+include: "workflow/rules/simulate.smk"
+include: "workflow/rules/robustness.smk"
+include: "workflow/rules/paperfigs.smk"
+include: "workflow/rules/claims.smk"
 
 
 rule all:
+    default_target: True
     input:
-        rules.microbench_models.output.table,
-        rules.microbench_sim.output.table4,
-        rules.microbench_sim.output.throughput,
-        rules.microbench_sim.output.migration,
-        rules.theorem1_summary.output.summary,
-        rules.fig01_gantt.output.png,
-        rules.fig01_gantt.output.pdf,
-        rules.trace_stats_all.output.table,
-        rules.fig02_phase_durations.output.png,
-        rules.fig02_phase_durations.output.pdf,
+        TARGETS,

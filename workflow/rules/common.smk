@@ -1,7 +1,19 @@
-# Shared set-up: validate the config before any rule runs.
+# Shared set-up: validate the config before any rule runs, and collect the targets.
+#
+# The top-level schema (workflow/schemas/config.schema.yaml) names every section; the
+# sections of the later pipeline stages each have their own schema file,
+# workflow/schemas/<section>.schema.yaml, validated here too.
 import sys
 
 from snakemake.utils import validate
 
 
 validate(config, "../schemas/config.schema.yaml")
+for _section in ("sim", "robustness", "paperfigs", "claims"):
+    validate(config.setdefault(_section, {}), f"../schemas/{_section}.schema.yaml")
+
+# Software of every rule (`conda: ENV`): the project environment, rollmux installed.
+ENV = "../../environment.yml"
+
+# Every rule file appends the files `rule all` builds to this list.
+TARGETS = []

@@ -2,6 +2,8 @@
 
 
 rule gantt_phases:
+    conda:
+        ENV
     output:
         phases="results/gantt/phases.csv",
     params:
@@ -15,6 +17,8 @@ rule gantt_phases:
 
 
 rule fig01_gantt:
+    conda:
+        ENV
     input:
         phases=rules.gantt_phases.output.phases,
     output:
@@ -27,3 +31,6 @@ rule fig01_gantt:
     shell:
         "{params.python} analysis/fig01_gantt.py --phases {input.phases} "
         "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+TARGETS.extend(rules.fig01_gantt.output)

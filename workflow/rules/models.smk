@@ -2,6 +2,8 @@
 
 
 rule microbench_models:
+    conda:
+        ENV
     output:
         table="results/models/microbench.csv",
     params:
@@ -14,6 +16,8 @@ rule microbench_models:
 
 
 rule microbench_sim:
+    conda:
+        ENV
     output:
         table4="results/microbench/table4.csv",
         throughput="results/microbench/throughput.csv",
@@ -27,3 +31,11 @@ rule microbench_sim:
         "results/logs/microbench_sim.log",
     script:
         "../scripts/microbench_sim.py"
+
+
+TARGETS.extend(
+    [
+        rules.microbench_models.output.table,
+        *rules.microbench_sim.output,
+    ]
+)

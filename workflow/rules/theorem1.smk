@@ -2,6 +2,8 @@
 
 
 rule theorem1_summary:
+    conda:
+        ENV
     output:
         summary="results/theorem1/summary.csv",
     params:
@@ -11,3 +13,6 @@ rule theorem1_summary:
         "results/logs/theorem1_summary.log",
     script:
         "../scripts/theorem1_summary.py"
+
+
+TARGETS.append(rules.theorem1_summary.output.summary)

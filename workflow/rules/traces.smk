@@ -17,6 +17,8 @@ TRACES = config.get("traces", {}).get(
 
 
 rule trace_stats:
+    conda:
+        ENV
     input:
         trace="traces/{trace}.csv",
     output:
@@ -36,6 +38,8 @@ rule trace_stats:
 
 
 rule trace_stats_all:
+    conda:
+        ENV
     input:
         stats=expand("results/traces/trace={trace}/stats.csv", trace=TRACES),
     output:
@@ -49,6 +53,8 @@ rule trace_stats_all:
 
 
 rule fig02_phase_durations:
+    conda:
+        ENV
     input:
         phases="results/traces/trace=production-default/phases.csv",
     output:
@@ -61,3 +67,6 @@ rule fig02_phase_durations:
     shell:
         "{params.python} analysis/fig02_phase_durations.py --phases {input.phases} "
         "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+TARGETS.extend([rules.trace_stats_all.output.table, *rules.fig02_phase_durations.output])

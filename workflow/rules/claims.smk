@@ -1,0 +1,1 @@
+# Claims report and HTML report.

@@ -1,0 +1,1 @@
+# Model figures and tables of the paper.

@@ -1,0 +1,1 @@
+# Robustness: drift templates and settings, failures.

@@ -1,0 +1,1 @@
+# Trace replays (`rollmux simulate`) and their key=value sweeps.
