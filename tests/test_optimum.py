@@ -318,3 +318,192 @@ def test_time_limit_gives_a_feasible_partition() -> None:
     result = optimal_partition(jobs, HW, time_limit_s=1e-6)
     assert "not proven optimal" in result.solver
     check_partition(result, jobs)
+
+
+# --------------------------------------------------------------------------- new pruning
+
+
+def _reference_side_layouts(
+    need: list[int], n_nodes: int, masks: list[int]
+) -> list[tuple[int, ...]]:
+    """The plain recursive enumeration (no early cuts) the fast one must reproduce."""
+    n = len(need)
+    remaining = list(need)
+    chosen: list[int] = []
+    out: list[tuple[int, ...]] = []
+
+    def rec(start: int, nodes_left: int) -> None:
+        if nodes_left == 0:
+            if not any(remaining):
+                out.append(tuple(chosen))
+            return
+        for idx in range(start, len(masks)):
+            mask = masks[idx]
+            if any(mask >> k & 1 and remaining[k] == 0 for k in range(n)):
+                continue
+            for k in range(n):
+                if mask >> k & 1:
+                    remaining[k] -= 1
+            chosen.append(mask)
+            rec(idx, nodes_left - 1)
+            chosen.pop()
+            for k in range(n):
+                if mask >> k & 1:
+                    remaining[k] += 1
+
+    rec(0, n_nodes)
+    return out
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(st.sampled_from([1, 1, 2, 2, 3]), min_size=1, max_size=4).flatmap(
+        lambda need: st.tuples(
+            st.just(need),
+            st.integers(max(need), sum(need)),
+            st.sets(st.integers(1, (1 << len(need)) - 1), min_size=1),
+        )
+    )
+)
+def test_side_layouts_match_plain_enumeration(case: tuple[list[int], int, set[int]]) -> None:
+    """The pruned layout enumeration yields exactly the plain one's multisets, in order."""
+    from rollmux.placement.optimum import _side_layouts
+
+    need, n_nodes, masks = case
+    ordered = sorted(masks)
+    assert list(_side_layouts(need, n_nodes, ordered)) == _reference_side_layouts(
+        need, n_nodes, ordered
+    )
+
+
+def _exhaustive_orders_feasible(jobs: list[RLJob], plan: GroupPlan | None) -> None:
+    """Helper check: a returned plan's order meets every SLO (re-evaluated)."""
+    if plan is not None:
+        check_group(plan, jobs)
+
+
+@settings(max_examples=20, deadline=None)
+@given(job_sets(4, 4))
+def test_subset_and_decision_pruning_is_exact_on_four_jobs(jobs: list[RLJob]) -> None:
+    """P6 (proper subsets' best orders) and P7 (decision version) keep the cheapest group.
+
+    With four jobs P6 checks every pair and triple and P7 decides the five other orders.
+    """
+    pruned = min_cost_group(jobs, HW)
+    full = min_cost_group(jobs, HW, prune=False)
+    assert (pruned is None) == (full is None)
+    if pruned is not None and full is not None:
+        assert math.isclose(pruned.cost_usd_per_h, full.cost_usd_per_h, rel_tol=1e-12)
+    _exhaustive_orders_feasible(jobs, pruned)
+
+
+def test_subset_bound_rejects_every_order() -> None:
+    """A proper subset with no good order (P6) rejects the pinning; brute force agrees.
+
+    Three 2-node gang jobs pinned pairwise across three rollout nodes serialise their
+    rollouts in every order (each pair shares a node), so with a budget below the sum of
+    the rollouts no order works; P6 proves it from the triple without trying the
+    orders of the whole set.
+    """
+    from rollmux.placement.optimum import _PeriodCache
+
+    cache = _PeriodCache()
+    roll = [100.0, 100.0, 100.0, 10.0]
+    train = [10.0, 10.0, 10.0, 10.0]
+    # rollout nodes {a,b}, {b,c}, {a,c} (a triangle) and job 3 with job 0; one training node
+    lay_r = (0b1001, 0b0011, 0b0110, 0b0101)
+    lay_t = (0b1111,)
+    triple = cache.key(roll, train, lay_r, lay_t, (0, 1, 2))
+    for order in ((0, 1, 2), (0, 2, 1)):
+        key = cache.key(roll, train, lay_r, lay_t, order)
+        assert cache.period_of(key) >= 300.0
+    assert not cache.best_at_most(triple, 299.0)
+    assert cache.best_at_most(triple, 1e9)
+    killer: list[tuple[int, ...]] = []
+    assert cache.some_subset_exceeds(roll, train, lay_r, lay_t, 299.0, killer)
+    assert killer == [(0, 1, 2)]
+    for order in ((0, 1, 2, 3), (0, 3, 2, 1), (0, 2, 3, 1)):
+        assert cache.period(roll, train, lay_r, lay_t, order) > 299.0
+        assert not cache.at_most(roll, train, lay_r, lay_t, order, 299.0)
+
+
+def test_decision_matches_exact_period() -> None:
+    """at_most agrees with the exact period on both sides of it, from cold and warm caches."""
+    from rollmux.placement.optimum import _orders, _PeriodCache
+
+    roll = [120.0, 80.0, 60.0, 150.0]
+    train = [90.0, 70.0, 40.0, 30.0]
+    lay_r = (0b0011, 0b0110, 0b1100, 0b1001)
+    lay_t = (0b0101, 0b1010, 0b1111)
+    exact = _PeriodCache()
+    for order in _orders(4):
+        value = exact.period(roll, train, lay_r, lay_t, order)
+        cold = _PeriodCache()
+        assert cold.at_most(roll, train, lay_r, lay_t, order, value * (1 + 1e-6))
+        assert not cold.at_most(roll, train, lay_r, lay_t, order, value * (1 - 1e-6))
+        assert exact.at_most(roll, train, lay_r, lay_t, order, value)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pruned_optimum_matches_unpruned_groups_on_a_two_node_mix(seed: int) -> None:
+    """On production sets with two-node jobs, the pruned search costs what no pruning does."""
+    jobs = [j for j in production_mix(12, seed, HW) if j.rollout_gpus == 16][:3]
+    if len(jobs) < 2:
+        pytest.skip("mix has fewer than two two-node jobs")
+    pruned = min_cost_group(jobs, HW)
+    full = min_cost_group(jobs, HW, prune=False)
+    assert (pruned is None) == (full is None)
+    if pruned is not None and full is not None:
+        assert pruned.cost_usd_per_h == pytest.approx(full.cost_usd_per_h, rel=1e-12)
+
+
+# --------------------------------------------------------------------------- column cache
+
+
+def test_column_cache_gives_the_same_partitions() -> None:
+    """Successive solves with a shared ColumnCache equal fresh solves (groups and cost)."""
+    from rollmux.placement.optimum import ColumnCache
+
+    mix = production_mix(12, 4, HW)
+    cache = ColumnCache()
+    # arrivals one by one, a departure, then jobs listed in another order
+    steps = [mix[:k] for k in range(2, 12)] + [mix[1:12], list(reversed(mix[2:12]))]
+    searched = []
+    for jobs in steps:
+        cached = optimal_partition(jobs, HW, cache=cache)
+        fresh = optimal_partition(jobs, HW)
+        assert cached.groups == fresh.groups
+        assert cached.cost_usd_per_h == fresh.cost_usd_per_h
+        assert cached.proven_optimal and fresh.proven_optimal
+        searched.append((cached.n_searched, fresh.n_searched))
+    # after the first solves only the sets with the new job are searched
+    assert sum(c for c, _ in searched) < sum(f for _, f in searched)
+    assert searched[-1][0] == 0  # same jobs as before, another order: nothing to search
+    kept = {cache._uid[job] for job in mix[2:12]}
+    assert set(cache._uid.values()) == kept
+    assert all(uid in kept for key in cache._sets for uid in key)
+
+
+def test_column_cache_keys_on_the_job_value() -> None:
+    """A job resubmitted with the same id but another spec is searched again."""
+    from dataclasses import replace
+
+    from rollmux.placement.optimum import ColumnCache
+
+    jobs = [direct_job("a", 100.0, 100.0, slo=1.2), direct_job("b", 100.0, 100.0, slo=1.2)]
+    cache = ColumnCache()
+    first = optimal_partition(jobs, HW, cache=cache)
+    assert len(first.groups) == 1
+    slower = [jobs[0], replace(jobs[1], rollout_s=110.0, rollout_max_s=110.0)]
+    second = optimal_partition(slower, HW, cache=cache)
+    assert second.groups == optimal_partition(slower, HW).groups
+    assert second.n_searched >= 1
+    with pytest.raises(ValueError, match="cache"):
+        optimal_partition(jobs, HW, cache=object())  # type: ignore[arg-type]
+
+
+def test_time_limit_marks_the_partition_unproven() -> None:
+    """proven_optimal is False exactly when the time limit cut the enumeration."""
+    jobs = production_mix(10, 0, HW)
+    assert optimal_partition(jobs, HW).proven_optimal
+    assert not optimal_partition(jobs, HW, time_limit_s=1e-6).proven_optimal

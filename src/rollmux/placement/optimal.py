@@ -29,7 +29,7 @@ from rollmux.placement.base import (
 )
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, Pool
 
-__all__ = ["OptimalPolicy", "regrouping_from_partition", "solve_regrouping"]
+__all__ = ["OptimalPolicy", "SolveStats", "regrouping_from_partition", "solve_regrouping"]
 
 REL_TOL = 1e-9
 
@@ -112,15 +112,63 @@ def solve_regrouping(
     pause_s: Callable[[RLJob], float],
     max_group_size: int,
     time_limit_s: float | None,
+    stats: SolveStats | None = None,
 ) -> Regrouping:
-    """Re-solve the optimum over the snapshot's jobs (plus ``arrival``) as a Regrouping."""
+    """Re-solve the optimum over the snapshot's jobs (plus ``arrival``) as a Regrouping.
+
+    With ``stats`` the solve reuses (and extends) ``stats.cache``, the columns of earlier
+    solves, and is counted there.
+    """
     from rollmux.placement.optimum import optimal_partition
 
     jobs = [placed.job for placed in snapshot.jobs.values()]
     if arrival is not None:
         jobs.append(arrival)
-    partition = optimal_partition(jobs, snapshot.hw, max_group_size, time_limit_s)
+    partition = optimal_partition(
+        jobs,
+        snapshot.hw,
+        max_group_size,
+        time_limit_s,
+        cache=None if stats is None else stats.cache,
+    )
+    if stats is not None:
+        stats.record(partition)
     return regrouping_from_partition(partition, jobs, snapshot, arrival, time_s, pause_s)
+
+
+class SolveStats:
+    """A policy's optimum solves: the persistent column cache and what the solves did.
+
+    ``solves`` counts the re-solves, ``unproven_solves`` those not proven optimal (the
+    per-solve ``time_limit_s`` ran out), ``seconds`` their total wall time,
+    ``columns_searched`` the job sets searched (the rest came from the cache).
+    """
+
+    def __init__(self) -> None:
+        """No solves yet; an empty column cache."""
+        from rollmux.placement.optimum import ColumnCache
+
+        self.cache = ColumnCache()
+        self.solves = 0
+        self.unproven_solves = 0
+        self.seconds = 0.0
+        self.columns_searched = 0
+
+    def record(self, partition: object) -> None:
+        """Count one solve (an optimum ``Partition``)."""
+        self.solves += 1
+        self.unproven_solves += not partition.proven_optimal  # type: ignore[attr-defined]
+        self.seconds += float(partition.seconds)  # type: ignore[attr-defined]
+        self.columns_searched += int(partition.n_searched)  # type: ignore[attr-defined]
+
+    def as_dict(self) -> dict[str, float]:
+        """The counters (for reports)."""
+        return {
+            "solves": self.solves,
+            "unproven_solves": self.unproven_solves,
+            "solve_seconds": self.seconds,
+            "columns_searched": self.columns_searched,
+        }
 
 
 @register_policy("optimal")
@@ -130,9 +178,14 @@ class OptimalPolicy(PlacementPolicy):
     name = "optimal"
 
     def __init__(self, max_group_size: int = 5, time_limit_s: float | None = None) -> None:
-        """Set the group-size limit and the optimum's time budget per decision."""
+        """Set the group-size limit and the optimum's time budget per decision.
+
+        ``self.stats`` (:class:`SolveStats`) keeps the columns across decisions and counts
+        the solves, among them those not proven optimal within ``time_limit_s``.
+        """
         self.max_group_size = check_max_group_size(max_group_size)
         self.time_limit_s = time_limit_s
+        self.stats = SolveStats()
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Decision:
         """The minimum-cost partition of the active jobs plus ``job`` (no pauses)."""
@@ -143,5 +196,11 @@ class OptimalPolicy(PlacementPolicy):
             raise ValueError("snapshot holds non-shared groups; optimal needs its own cluster")
         time_s = max(snapshot.time_s, job.arrival_s)
         return solve_regrouping(
-            snapshot, job, time_s, lambda _job: 0.0, self.max_group_size, self.time_limit_s
+            snapshot,
+            job,
+            time_s,
+            lambda _job: 0.0,
+            self.max_group_size,
+            self.time_limit_s,
+            self.stats,
         )

@@ -16,6 +16,11 @@ Two layers (formulation, pinning space and pruning proofs: docs/optimum.md):
 Only *connected* groups (every job shares a node with another, transitively) are
 searched: a disconnected group costs exactly its components' nodes and no component
 runs slower alone, so the partition optimum is unchanged (docs/optimum.md, Lemma 2).
+A pinning is rejected before its orders are tried when some proper subset of its jobs
+has no order within the budget (P6), and the orders are tried with a Bellman-Ford
+decision first (P7). :class:`ColumnCache` keeps the columns across calls on
+overlapping job sets (the ``optimal`` and ``regroup`` policies re-solve at every
+decision), with the same results.
 """
 
 from __future__ import annotations
@@ -45,11 +50,17 @@ from rollmux.phasetimes import (
     rollout_mem_gb_per_node,
     train_mem_gb_per_node,
 )
-from rollmux.schedule.maxplus import period_of_event_graph
+from rollmux.schedule.maxplus import (
+    build_event_graph,
+    period_is_at_most,
+    period_of_event_graph,
+    simple_cycle_bound,
+)
 
 __all__ = [
     "BRUTEFORCE_AUTO_MAX_JOBS",
     "BRUTEFORCE_TIME_LIMIT_S",
+    "ColumnCache",
     "GroupPlan",
     "Partition",
     "bench_optimum",
@@ -125,6 +136,11 @@ class Partition:
     solver: str
     seconds: float
     n_columns: int = 0  # candidate groups handed to the solver (0: not a column method)
+    # True when the partition is proven minimum-cost: every column was enumerated and
+    # HiGHS reported optimality (brute force: always).
+    proven_optimal: bool = True
+    # Candidate groups searched in this call (the rest came from a ColumnCache).
+    n_searched: int = 0
 
 
 # --------------------------------------------------------------------------- job data
@@ -173,8 +189,13 @@ def _context(hw: Hardware) -> _Context:
     return _Context(hw.node.gpus_per_node, hw.node.host_mem_gb, hw)
 
 
-def _job_data(jobs: Sequence[RLJob], ctx: _Context) -> list[_JobData]:
-    """Validate the jobs (non-empty, unique ids, each fits a node) and precompute their data."""
+def _job_data(
+    jobs: Sequence[RLJob], ctx: _Context, memo: dict[RLJob, _JobData] | None = None
+) -> list[_JobData]:
+    """Validate the jobs (non-empty, unique ids, each fits a node) and precompute their data.
+
+    ``memo`` (a :class:`ColumnCache`'s) keeps each job's data across calls.
+    """
     if isinstance(jobs, RLJob) or not isinstance(jobs, Sequence) or not jobs:
         raise ValueError(f"jobs = {jobs!r}: expected a non-empty sequence of RLJob")
     seen: set[str] = set()
@@ -185,6 +206,9 @@ def _job_data(jobs: Sequence[RLJob], ctx: _Context) -> list[_JobData]:
         if job.job_id in seen:
             raise ValueError(f"jobs[{i}].job_id = {job.job_id!r}: repeated job id")
         seen.add(job.job_id)
+        if memo is not None and job in memo:
+            out.append(memo[job])
+            continue
         times = phase_times(job, ctx.hw)
         mem_r = rollout_mem_gb_per_node(job, ctx.hw)
         mem_t = train_mem_gb_per_node(job, ctx.hw)
@@ -213,6 +237,8 @@ def _job_data(jobs: Sequence[RLJob], ctx: _Context) -> list[_JobData]:
                 train_mem_gb=mem_t,
             )
         )
+        if memo is not None:
+            memo[job] = out[-1]
     return out
 
 
@@ -281,35 +307,93 @@ def _side_layouts(
     """Multisets of ``n_nodes`` job sets (bit masks) with job k in exactly ``need[k]`` of them.
 
     A multiset is one pinning of a pool up to relabelling its nodes. ``masks`` (sorted) are
-    the allowed per-node job sets; the multiset is yielded as a non-decreasing tuple.
+    the allowed per-node job sets; the multiset is yielded as a non-decreasing tuple, in
+    lexicographic order. Dead branches are cut early: a node may only take jobs that still
+    need nodes, every such job must appear in some mask not yet passed, and the nodes left
+    must be able to hold the placements left.
     """
     n = len(need)
     remaining = list(need)
     chosen: list[int] = []
+    bits = [[k for k in range(n) if mask >> k & 1] for mask in masks]
+    count = len(masks)
+    # union and largest size of the masks from index i on
+    suffix_union = [0] * (count + 1)
+    suffix_pop = [0] * (count + 1)
+    for i in range(count - 1, -1, -1):
+        suffix_union[i] = suffix_union[i + 1] | masks[i]
+        suffix_pop[i] = max(suffix_pop[i + 1], len(bits[i]))
 
-    def rec(start: int, nodes_left: int) -> Iterator[tuple[int, ...]]:
+    def rec(start: int, nodes_left: int, avail: int, total: int) -> Iterator[tuple[int, ...]]:
         if nodes_left == 0:
-            if not any(remaining):
+            if total == 0:
                 yield tuple(chosen)
             return
-        total = sum(remaining)
-        if total < nodes_left or max(remaining) > nodes_left or total > nodes_left * n:
+        if (
+            total < nodes_left
+            or total > nodes_left * suffix_pop[start]
+            or avail & ~suffix_union[start]
+            or max(remaining) > nodes_left
+        ):
             return
-        for idx in range(start, len(masks)):
+        for idx in range(start, count):
             mask = masks[idx]
-            if any(mask >> k & 1 and remaining[k] == 0 for k in range(n)):
+            if mask & ~avail:
                 continue
-            for k in range(n):
-                if mask >> k & 1:
-                    remaining[k] -= 1
+            members = bits[idx]
+            left = avail
+            for k in members:
+                remaining[k] -= 1
+                if remaining[k] == 0:
+                    left &= ~(1 << k)
             chosen.append(mask)
-            yield from rec(idx, nodes_left - 1)
+            yield from rec(idx, nodes_left - 1, left, total - len(members))
             chosen.pop()
-            for k in range(n):
-                if mask >> k & 1:
-                    remaining[k] += 1
+            for k in members:
+                remaining[k] += 1
 
-    yield from rec(0, n_nodes)
+    avail0 = sum(1 << k for k in range(n) if need[k] > 0)
+    yield from rec(0, n_nodes, avail0, sum(need))
+
+
+def _layouts(need: Sequence[int], n_nodes: int, masks: Sequence[int]) -> _LazyList:
+    """:func:`_side_layouts`, shared between searches (job sets with equal inputs)."""
+    key = (tuple(need), n_nodes, tuple(masks))
+    layouts = _LAYOUTS.get(key)
+    if layouts is None:
+        if len(_LAYOUTS) >= _LAYOUTS_MAX:
+            _LAYOUTS.clear()
+        layouts = _LAYOUTS[key] = _LazyList(_side_layouts(need, n_nodes, masks))
+    return layouts
+
+
+class _LazyList:
+    """A generator's items, produced on demand and kept for repeated iteration."""
+
+    def __init__(self, items: Iterator[tuple[int, ...]]) -> None:
+        self._items = items
+        self._done: list[tuple[int, ...]] = []
+        self._exhausted = False
+
+    def __iter__(self) -> Iterator[tuple[int, ...]]:
+        i = 0
+        while True:
+            if i < len(self._done):
+                yield self._done[i]
+                i += 1
+                continue
+            if self._exhausted:
+                return
+            item = next(self._items, None)
+            if item is None:
+                self._exhausted = True
+                return
+            self._done.append(item)
+
+
+# Layout enumerations kept across searches and calls, by (need, node count, masks).
+_LAYOUTS: dict[tuple[tuple[int, ...], int, tuple[int, ...]], _LazyList] = {}
+_LAYOUTS_MAX = 4096
 
 
 def _pins(layout: Sequence[int], n: int) -> tuple[tuple[int, ...], ...]:
@@ -380,15 +464,26 @@ def _search_group(
     need_r = [d.n_rollout_nodes for d in data]
     need_t = [d.n_train_nodes for d in data]
     masks_r, masks_t = [], []
-    for mask in range(1, 1 << n):
-        members = [d for k, d in enumerate(data) if mask >> k & 1]
-        sharing = len(members) > 1
-        if ctx.fits(sum(d.rollout_mem_gb for d in members)):
-            load = sum(d.rollout_s + (d.warm_s if sharing else 0.0) for d in members)
+    # Per-mask sums in increasing job order (the same floats as summing the members):
+    # memory, and loads with (shared node) and without (private node) warm switches.
+    size = 1 << n
+    mem_r, mem_t = [0.0] * size, [0.0] * size
+    shared_r, shared_t = [0.0] * size, [0.0] * size
+    for mask in range(1, size):
+        top = mask.bit_length() - 1
+        rest = mask ^ (1 << top)
+        d = data[top]
+        mem_r[mask] = mem_r[rest] + d.rollout_mem_gb
+        mem_t[mask] = mem_t[rest] + d.train_mem_gb
+        shared_r[mask] = shared_r[rest] + (d.rollout_s + d.warm_s)
+        shared_t[mask] = shared_t[rest] + (d.train_s + d.warm_s)
+        sharing = rest != 0
+        if ctx.fits(mem_r[mask]):
+            load = shared_r[mask] if sharing else d.rollout_s + 0.0
             if not prune or load <= budget:
                 masks_r.append(mask)
-        if ctx.fits(sum(d.train_mem_gb for d in members)):
-            load = sum(d.train_s + (d.warm_s if sharing else 0.0) for d in members)
+        if ctx.fits(mem_t[mask]):
+            load = shared_t[mask] if sharing else d.train_s + 0.0
             if not prune or load <= budget:
                 masks_t.append(mask)
     hi_r, hi_t = sum(need_r), sum(need_t)
@@ -407,18 +502,19 @@ def _search_group(
         if (r, t) != (sum(need_r), sum(need_t))  # every node private: disconnected
     )
     periods = _PeriodCache() if periods is None else periods
-    layouts_r: dict[int, list[tuple[int, ...]]] = {}
-    layouts_t: dict[int, list[tuple[int, ...]]] = {}
+    layouts_r: dict[int, _LazyList] = {}
+    layouts_t: dict[int, _LazyList] = {}
+    killer: list[tuple[int, ...]] = []  # P6's last failing subset, shared by the pinnings
     for cost, n_t, n_r in sizes:
         if cost >= max_cost * (1.0 - REL_TOL):
             return None
-        if time.perf_counter() > deadline:
-            raise _DeadlineError
         if n_r not in layouts_r:
-            layouts_r[n_r] = list(_side_layouts(need_r, n_r, masks_r))
+            layouts_r[n_r] = _layouts(need_r, n_r, masks_r)
         if n_t not in layouts_t:
-            layouts_t[n_t] = list(_side_layouts(need_t, n_t, masks_t))
+            layouts_t[n_t] = _layouts(need_t, n_t, masks_t)
         for lay_r in layouts_r[n_r]:
+            if time.perf_counter() > deadline:
+                raise _DeadlineError
             shared_r = _shared(lay_r, n)
             roll = [
                 d.rollout_s + (d.warm_s if s else 0.0) for d, s in zip(data, shared_r, strict=True)
@@ -428,7 +524,18 @@ def _search_group(
                 continue
             for lay_t in layouts_t[n_t]:
                 plan = _try_pinning(
-                    data, ctx, lay_r, lay_t, roll, load_r, budget, cost, prune, periods, all_orders
+                    data,
+                    ctx,
+                    lay_r,
+                    lay_t,
+                    roll,
+                    load_r,
+                    budget,
+                    cost,
+                    prune,
+                    periods,
+                    all_orders,
+                    killer,
                 )
                 if plan is not None:
                     return plan
@@ -447,8 +554,14 @@ def _try_pinning(
     prune: bool,
     periods: _PeriodCache,
     all_orders: bool,
+    killer: list[tuple[int, ...]] | None = None,
 ) -> GroupPlan | None:
-    """A feasible plan for this pinning (trying round-robin orders), or None."""
+    """A feasible plan for this pinning (trying round-robin orders), or None.
+
+    ``killer`` (shared by the pinnings of one job set) remembers the last subset whose
+    best order broke the budget (P6); it is tried first, since neighbouring pinnings
+    usually fail on the same subset.
+    """
     n = len(data)
     if not _connected(n, (lay_r, lay_t)):
         return None
@@ -459,17 +572,26 @@ def _try_pinning(
     if prune and lower > budget:
         return None
     pins_r, pins_t = _pins(lay_r, n), _pins(lay_t, n)
+    # P6: every order's period is at least each proper subset's best (Lemma 1).
+    if (
+        prune
+        and all_orders
+        and n >= 3
+        and periods.some_subset_exceeds(roll, train, lay_r, lay_t, budget, killer)
+    ):
+        return None
     order = tuple(range(n))
-    meta = periods.period(roll, train, pins_r, pins_t, order)
+    meta = periods.period(roll, train, lay_r, lay_t, order)
     if meta > budget:
         # P4: the bound max(T_load, T_cycle) is reached, so no order does better.
         if prune and meta <= lower * (1.0 + REL_TOL):
             return None
-        # P4: every order's period is at least each job pair's and triple's best (Lemma 1).
-        if all_orders and prune and periods.sub_bound(roll, train, pins_r, pins_t) > budget:
-            return None
         for other in itertools.islice(_orders(n), 1, None if all_orders else 1):
-            meta = periods.period(roll, train, pins_r, pins_t, other)
+            # The decision version first (P7): a Bellman-Ford pass at the budget rejects
+            # an order without its exact period; accepted orders are checked exactly.
+            if not periods.at_most(roll, train, lay_r, lay_t, other, budget):
+                continue
+            meta = periods.period(roll, train, lay_r, lay_t, other)
             if meta <= budget:
                 order = other
                 break
@@ -514,95 +636,200 @@ def _verified(plan: GroupPlan, data: Sequence[_JobData], ctx: _Context) -> Group
     return replace(plan, meta_iteration_s=metrics.meta_iteration_s) if ok else None
 
 
-_SUB_BOUND_MAX = 3
+Key = tuple[tuple[float, ...], tuple[float, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def _relabel_table(n: int, jobs: tuple[int, ...]) -> list[int]:
+    """Node masks over a group's ``n`` jobs mapped to masks over ``jobs`` (bit i: ``jobs[i]``)."""
+    table = _RELABEL.get((n, jobs))
+    if table is None:
+        size = 1 << n
+        table = [0] * size
+        for mask in range(size):
+            out = 0
+            for i, j in enumerate(jobs):
+                if mask >> j & 1:
+                    out |= 1 << i
+            table[mask] = out
+        _RELABEL[(n, jobs)] = table
+    return table
+
+
+_RELABEL: dict[tuple[int, tuple[int, ...]], list[int]] = {}
 
 
 class _PeriodCache:
     """Exact round-robin periods, memoised on a canonical form of the (sub)problem.
 
-    The event graph is the one :func:`rollmux.schedule.round_robin_lists` builds, fed
-    straight to :func:`rollmux.schedule.maxplus.period_of_event_graph` (the inputs are
-    valid by construction, so the validation layer is skipped).
+    A problem is some jobs of a group in round-robin order, with the group's effective
+    phase durations and its pinning restricted to them. Its key lists the durations in
+    that order and each pool's pinning as the sorted tuple of non-empty node masks (bit
+    i: the i-th job of the order), which is the pinning up to node relabelling: equal
+    keys give the same event graph (:func:`rollmux.schedule.round_robin_lists`'s, fed
+    straight to :mod:`rollmux.schedule.maxplus`). One cache may serve every job set of an
+    :func:`optimal_partition` call.
     """
 
-    # Entries kept before the memo is cleared (bounds memory on large job sets).
+    # Entries kept before a memo is cleared (bounds memory on large job sets).
     MAX_ENTRIES = 1_000_000
 
     def __init__(self) -> None:
-        self._memo: dict[tuple[object, ...], float] = {}
+        self._memo: dict[Key, float] = {}
+        # Decision results of at_most: key -> (largest budget proven too small,
+        # smallest budget proven enough).
+        self._bounds: dict[Key, tuple[float, float]] = {}
+        # Best-order search of a subproblem: key -> [orders tried, least period so far].
+        self._best: dict[Key, list[float]] = {}
+
+    @staticmethod
+    def key(
+        roll: Sequence[float],
+        train: Sequence[float],
+        lay_r: Sequence[int],
+        lay_t: Sequence[int],
+        jobs: tuple[int, ...],
+    ) -> Key:
+        """The canonical key of ``jobs`` (in this order) of a group pinned as ``lay_r/t``."""
+        table = _relabel_table(len(roll), jobs)
+        return (
+            tuple([roll[j] for j in jobs]),
+            tuple([train[j] for j in jobs]),
+            tuple(sorted([m for m in [table[mask] for mask in lay_r] if m])),
+            tuple(sorted([m for m in [table[mask] for mask in lay_t] if m])),
+        )
+
+    @staticmethod
+    def _lists(key: Key) -> tuple[list[float], list[list[int]], list[float], list[list[int]]]:
+        """The event graph of a key: durations, job chains, lags and node sequences."""
+        r, t, mr, mt = key
+        n = len(r)
+        sequences = [[j for j in range(n) if mask >> j & 1] for mask in mr]
+        sequences += [[n + j for j in range(n) if mask >> j & 1] for mask in mt]
+        return [*r, *t], [[j, n + j] for j in range(n)], [0.0] * n, sequences
+
+    def period_of(self, key: Key) -> float:
+        """Exact steady-state period of a keyed problem."""
+        value = self._memo.get(key)
+        if value is None:
+            if len(self._memo) >= self.MAX_ENTRIES:
+                self._memo.clear()
+            value = self._memo[key] = period_of_event_graph(*self._lists(key))
+        return value
 
     def period(
         self,
         roll: Sequence[float],
         train: Sequence[float],
-        pins_r: Sequence[tuple[int, ...]],
-        pins_t: Sequence[tuple[int, ...]],
-        order: Sequence[int],
+        lay_r: Sequence[int],
+        lay_t: Sequence[int],
+        order: tuple[int, ...],
     ) -> float:
-        """Steady-state period of jobs in ``order`` (a permutation of their indices)."""
-        key = (
-            tuple(roll[j] for j in order),
-            tuple(train[j] for j in order),
-            _canonical([pins_r[j] for j in order]),
-            _canonical([pins_t[j] for j in order]),
-        )
-        if key not in self._memo:
-            if len(self._memo) >= self.MAX_ENTRIES:
-                self._memo.clear()
-            n = len(order)
-            r, t, pr, pt = key
-            sequences: dict[tuple[str, int], list[int]] = {}
-            for j in range(n):
-                for node in pr[j]:
-                    sequences.setdefault(("R", node), []).append(j)
-            for j in range(n):
-                for node in pt[j]:
-                    sequences.setdefault(("T", node), []).append(n + j)
-            self._memo[key] = period_of_event_graph(
-                [*r, *t], [[j, n + j] for j in range(n)], [0.0] * n, list(sequences.values())
-            )
-        return self._memo[key]
+        """Steady-state period of the group's jobs in ``order`` (a permutation)."""
+        return self.period_of(self.key(roll, train, lay_r, lay_t, order))
 
-    def sub_bound(
+    def at_most(
         self,
         roll: Sequence[float],
         train: Sequence[float],
-        pins_r: Sequence[tuple[int, ...]],
-        pins_t: Sequence[tuple[int, ...]],
-    ) -> float:
-        """Largest best-order period over job pairs and triples: a bound for every order."""
+        lay_r: Sequence[int],
+        lay_t: Sequence[int],
+        order: tuple[int, ...],
+        budget: float,
+    ) -> bool:
+        """Whether the period in ``order`` is at most ``budget`` (Bellman-Ford decision).
+
+        False proves the period exceeds ``budget`` (a cycle of larger mean exists); True
+        may be off by the certificate's 1e-9 relative tolerance, so callers confirm an
+        accepted order with :meth:`period`.
+        """
+        key = self.key(roll, train, lay_r, lay_t, order)
+        value = self._memo.get(key)
+        if value is not None:
+            return value <= budget
+        lo, hi = self._bounds.get(key, (-math.inf, math.inf))
+        if budget >= hi:
+            return True
+        if budget <= lo:
+            return False
+        lists = self._lists(key)
+        if simple_cycle_bound(*lists) > budget:
+            ok = False
+        else:
+            graph = build_event_graph(*lists)
+            ok = graph is not None and period_is_at_most(graph, budget)
+        if len(self._bounds) >= self.MAX_ENTRIES:
+            self._bounds.clear()
+        self._bounds[key] = (lo, budget) if ok else (budget, hi)
+        return ok
+
+    def best_at_most(self, key: Key, budget: float) -> bool:
+        """Whether some round-robin order of a keyed problem has period <= ``budget``.
+
+        Orders are tried up to rotation (job 0 first) and the search stops at the first
+        good one; asked again with a smaller budget it resumes where it stopped, so each
+        order of a problem is evaluated at most once per cache.
+        """
+        state = self._best.get(key)
+        if state is None:
+            if len(self._best) >= self.MAX_ENTRIES:
+                self._best.clear()
+            state = self._best[key] = [0, math.inf]
+        if state[1] <= budget:
+            return True
+        r, t, mr, mt = key
+        size = len(r)
+        orders = _ORDERS.get(size)
+        if orders is None:
+            orders = _ORDERS[size] = list(_orders(size))
+        while state[0] < len(orders):
+            order = orders[int(state[0])]
+            state[0] += 1
+            value = self.period_of(self.key(r, t, mr, mt, order))
+            if value < state[1]:
+                state[1] = value
+            if value <= budget:
+                return True
+        return False
+
+    def some_subset_exceeds(
+        self,
+        roll: Sequence[float],
+        train: Sequence[float],
+        lay_r: Sequence[int],
+        lay_t: Sequence[int],
+        budget: float,
+        killer: list[tuple[int, ...]] | None = None,
+    ) -> bool:
+        """Whether some proper subset of >= 2 jobs has no order with period <= ``budget``.
+
+        The subsets keep the group's effective durations and their induced pinning. Then,
+        by Lemma 1, no order of the whole group has either (rule P6). ``killer`` holds the
+        last subset found (it is tried first and updated in place).
+        """
         n = len(roll)
-        bound = 0.0
-        for size in range(2, min(n, _SUB_BOUND_MAX + 1)):
-            if size >= n:
-                break
-            for sub in itertools.combinations(range(n), size):
-                best = math.inf
-                for order in _orders(size):
-                    jobs = [sub[k] for k in order]
-                    best = min(
-                        best,
-                        self.period(
-                            [roll[j] for j in jobs],
-                            [train[j] for j in jobs],
-                            [pins_r[j] for j in jobs],
-                            [pins_t[j] for j in jobs],
-                            tuple(range(size)),
-                        ),
-                    )
-                bound = max(bound, best)
-        return bound
+        subsets = _SUBSETS.get(n)
+        if subsets is None:
+            subsets = _SUBSETS[n] = [
+                sub for size in range(2, n) for sub in itertools.combinations(range(n), size)
+            ]
+        first = killer[0] if killer else None
+        if first is not None and not self.best_at_most(
+            self.key(roll, train, lay_r, lay_t, first), budget
+        ):
+            return True
+        for sub in subsets:
+            if sub == first:
+                continue
+            if not self.best_at_most(self.key(roll, train, lay_r, lay_t, sub), budget):
+                if killer is not None:
+                    killer[:] = [sub]
+                return True
+        return False
 
 
-def _canonical(pins: Sequence[tuple[int, ...]]) -> tuple[tuple[int, ...], ...]:
-    """Node ids relabelled by first use (job order, then id): same graph, same key."""
-    label: dict[int, int] = {}
-    out = []
-    for nodes in pins:
-        for node in sorted(nodes):
-            label.setdefault(node, len(label))
-        out.append(tuple(sorted(label[node] for node in nodes)))
-    return tuple(out)
+# Orders up to rotation and proper subsets of >= 2 jobs, by job count (built on demand).
+_ORDERS: dict[int, list[tuple[int, ...]]] = {}
+_SUBSETS: dict[int, list[tuple[int, ...]]] = {}
 
 
 def _min_cost(
@@ -686,6 +913,85 @@ def _cliques(adj: Sequence[int], n: int, max_size: int) -> list[list[tuple[int, 
     return levels
 
 
+@dataclass
+class _SetEntry:
+    """What the search found for one job set: its column cost (None: no column) and plans.
+
+    Plans are kept by the job order they were searched in (``GroupPlan.job_ids``), since
+    the first feasible pinning found depends on that order.
+    """
+
+    cost: float | None
+    plans: dict[tuple[str, ...], GroupPlan]
+
+
+class ColumnCache:
+    """Columns of :func:`optimal_partition` kept across calls on overlapping job sets.
+
+    Whether a set of jobs is a column, and its least cost, depend only on the set (its
+    jobs' specs), the hardware, ``orders`` and ``space``: a set is a column when it has a
+    feasible plan cheaper than its best split into smaller columns, and the smaller
+    columns are themselves properties of sets (docs/optimum.md, sec. 3a). A policy that
+    re-solves the optimum at every decision can therefore keep one cache: after an
+    arrival only the sets containing the new job are searched. Jobs are identified by
+    their :class:`RLJob` values (a resubmitted job with other fields is another job), and
+    sets with a job absent from a call's job list are dropped at that call.
+    """
+
+    def __init__(self) -> None:
+        """An empty cache; it binds to the first call's hardware, orders and space."""
+        self._config: tuple[Hardware, Orders, Space] | None = None
+        self._uid: dict[RLJob, int] = {}  # each job value's serial number
+        self._next_uid = 0
+        self._sets: dict[frozenset[int], _SetEntry] = {}
+        self._by_job: dict[int, list[frozenset[int]]] = {}
+        self.job_data: dict[RLJob, _JobData] = {}
+
+    def __len__(self) -> int:
+        """Number of job sets whose search result is kept."""
+        return len(self._sets)
+
+    def configure(self, hw: Hardware, orders: Orders, space: Space) -> None:
+        """Bind to this configuration; clear everything if it is not the bound one."""
+        config = (hw, orders, space)
+        if self._config is None or self._config[0] is not hw or self._config[1:] != config[1:]:
+            self._config = config
+            self._uid.clear()
+            self._sets.clear()
+            self._by_job.clear()
+            self.job_data.clear()
+
+    def bind(self, jobs: Sequence[RLJob]) -> list[int]:
+        """The serial numbers of ``jobs``; drops every set holding a job not in ``jobs``."""
+        uids = []
+        for job in jobs:
+            uid = self._uid.get(job)
+            if uid is None:
+                uid = self._uid[job] = self._next_uid
+                self._next_uid += 1
+            uids.append(uid)
+        active = set(uids)
+        for job, uid in [(job, uid) for job, uid in self._uid.items() if uid not in active]:
+            for key in self._by_job.pop(uid, ()):
+                self._sets.pop(key, None)
+            self.job_data.pop(job, None)
+            del self._uid[job]
+        return uids
+
+    def get(self, key: frozenset[int]) -> _SetEntry | None:
+        """The search result of a job set (serial numbers), if kept."""
+        return self._sets.get(key)
+
+    def put(self, key: frozenset[int], plan: GroupPlan | None) -> None:
+        """Record a job set's search result (``plan`` None: not a column)."""
+        self._sets[key] = _SetEntry(
+            cost=None if plan is None else plan.cost_usd_per_h,
+            plans={} if plan is None else {plan.job_ids: plan},
+        )
+        for uid in key:
+            self._by_job.setdefault(uid, []).append(key)
+
+
 def optimal_partition(
     jobs: Sequence[RLJob],
     hw: Hardware,
@@ -693,13 +999,16 @@ def optimal_partition(
     time_limit_s: float | None = None,
     orders: Orders = "all",
     space: Space = "full",
+    cache: ColumnCache | None = None,
 ) -> Partition:
     """Minimum-cost partition of ``jobs`` into feasible groups, by set-partitioning MILP.
 
     Columns: every job alone, and every compatible set of 2..``max_group_size`` jobs with
     a feasible plan cheaper than its best split into smaller sets. ``time_limit_s`` bounds
     the whole call; when it runs out the result is feasible but ``solver`` says it is not
-    proven optimal. Groups are ordered by their first job's position in ``jobs``.
+    proven optimal (and ``proven_optimal`` is False). Groups are ordered by their first
+    job's position in ``jobs``. ``cache`` keeps the columns for later calls on
+    overlapping job sets; results are the same with or without it.
     """
     start = time.perf_counter()
     max_group_size = _check_group_size(max_group_size)
@@ -707,7 +1016,12 @@ def optimal_partition(
     all_orders = _check_orders(orders)
     full_space = _check_space(space)
     ctx = _context(hw)
-    data = _job_data(jobs, ctx)
+    if cache is not None and not isinstance(cache, ColumnCache):
+        raise ValueError(f"cache = {cache!r}: expected a ColumnCache or None")
+    if cache is not None:
+        cache.configure(hw, orders, space)
+    data = _job_data(jobs, ctx, None if cache is None else cache.job_data)
+    uids = [] if cache is None else cache.bind([d.job for d in data])
     n = len(data)
     adj = [0] * n
     for i, k in itertools.combinations(range(n), 2):
@@ -715,7 +1029,7 @@ def optimal_partition(
             adj[i] |= 1 << k
             adj[k] |= 1 << i
     column_cost: dict[int, float] = {}
-    columns: list[tuple[tuple[int, ...], GroupPlan]] = []
+    columns: list[tuple[tuple[int, ...], GroupPlan | None]] = []
     for i, d in enumerate(data):
         plan = _solo_plan(d, ctx)
         column_cost[1 << i] = plan.cost_usd_per_h
@@ -744,13 +1058,24 @@ def optimal_partition(
 
     periods = _PeriodCache()  # sets of one size reuse the periods of their subsets
     timed_out = False
+    searched = 0
     for level in _cliques(adj, n, max_group_size)[1:]:
         best_split.clear()  # new columns below this size may lower the splits
         for subset in level:
+            mask = sum(1 << i for i in subset)
+            key = None
+            if cache is not None:
+                key = frozenset([uids[i] for i in subset])
+                entry = cache.get(key)
+                if entry is not None:
+                    if entry.cost is not None:
+                        column_cost[mask] = entry.cost
+                        ids = tuple(data[i].job.job_id for i in subset)
+                        columns.append((subset, entry.plans.get(ids)))
+                    continue
             if time.perf_counter() > deadline:
                 timed_out = True
                 break
-            mask = sum(1 << i for i in subset)
             upper = opt(mask)  # no column for ``mask`` yet: its best split
             members = [data[i] for i in subset]
             try:
@@ -760,34 +1085,63 @@ def optimal_partition(
             except _DeadlineError:
                 timed_out = True
                 break
+            searched += 1
+            if cache is not None and key is not None:
+                cache.put(key, plan)
             if plan is not None:
                 column_cost[mask] = plan.cost_usd_per_h
                 columns.append((subset, plan))
         if timed_out:
             break
-    chosen, status = _solve_set_partitioning(n, columns, deadline)
+    costs = [column_cost[sum(1 << i for i in subset)] for subset, _ in columns]
+    chosen, status, solved = _solve_set_partitioning(n, columns, costs, deadline)
     if timed_out:
         status += "; column enumeration hit the time limit: not proven optimal"
-    groups = tuple(columns[c][1] for c in sorted(chosen, key=lambda c: columns[c][0]))
+    groups = []
+    for c in sorted(chosen, key=lambda c: columns[c][0]):
+        subset, plan = columns[c]
+        if plan is None:
+            # A cached column searched in another job order: search it again in this
+            # order (the same first feasible plan as without the cache; cost is known).
+            members = [data[i] for i in subset]
+            plan = _search_group(
+                members, ctx, costs[c] * (1.0 + 1e-6), True, all_orders, full_space
+            )
+            if plan is None or not math.isclose(plan.cost_usd_per_h, costs[c], rel_tol=1e-9):
+                raise RuntimeError(f"column {plan!r}: cached cost {costs[c]} not reproduced")
+            assert cache is not None
+            entry = cache.get(frozenset([uids[i] for i in subset]))
+            if entry is not None:
+                entry.plans[plan.job_ids] = plan
+        groups.append(plan)
     return Partition(
-        groups=groups,
+        groups=tuple(groups),
         cost_usd_per_h=sum(g.cost_usd_per_h for g in groups),
         solver=status,
         seconds=time.perf_counter() - start,
         n_columns=len(columns),
+        proven_optimal=solved and not timed_out,
+        n_searched=searched,
     )
 
 
 def _solve_set_partitioning(
-    n: int, columns: Sequence[tuple[tuple[int, ...], GroupPlan]], deadline: float
-) -> tuple[list[int], str]:
-    """Solve min c.x, A x = 1, x binary with HiGHS; (chosen column indices, status text)."""
+    n: int,
+    columns: Sequence[tuple[tuple[int, ...], object]],
+    costs: Sequence[float],
+    deadline: float,
+) -> tuple[list[int], str, bool]:
+    """Solve min c.x, A x = 1, x binary with HiGHS.
+
+    Returns the chosen column indices, the status text and whether HiGHS proved the
+    solution optimal.
+    """
     rows = [i for subset, _ in columns for i in subset]
     cols = [c for c, (subset, _) in enumerate(columns) for _ in subset]
     matrix = sparse.csr_array(
         (np.ones(len(rows)), (np.array(rows), np.array(cols))), shape=(n, len(columns))
     )
-    cost = np.array([plan.cost_usd_per_h for _, plan in columns])
+    cost = np.array(costs)
     options: dict[str, Any] = {"mip_rel_gap": 0.0}
     left = deadline - time.perf_counter()
     if math.isfinite(left):
@@ -802,10 +1156,12 @@ def _solve_set_partitioning(
     status = f"highs-milp status {res.status}: {res.message}"
     if res.x is None:
         # Every job alone is always feasible; fall back to it when the solver found nothing.
-        return [c for c, (subset, _) in enumerate(columns) if len(subset) == 1], (
-            status + "; fell back to every job alone"
+        return (
+            [c for c, (subset, _) in enumerate(columns) if len(subset) == 1],
+            status + "; fell back to every job alone",
+            False,
         )
-    return [c for c in range(len(columns)) if res.x[c] > 0.5], status
+    return [c for c in range(len(columns)) if res.x[c] > 0.5], status, res.status == 0
 
 
 # --------------------------------------------------------------------------- brute force
@@ -942,6 +1298,7 @@ def bench_optimum(
         "largest_group": max(len(g.job_ids) for g in result.groups),
         "columns": result.n_columns,
         "solver": result.solver,
+        "proven_optimal": result.proven_optimal,
         "bruteforce_seconds": None,
         "bruteforce_cost_usd_per_h": None,
         "bruteforce_finished": None,

@@ -22,7 +22,7 @@ from rollmux.placement.base import (
     check_max_group_size,
     register_policy,
 )
-from rollmux.placement.optimal import solve_regrouping
+from rollmux.placement.optimal import SolveStats, solve_regrouping
 from rollmux.placement.rollmux import RollMuxPolicy
 from rollmux.placement.snapshot import ClusterSnapshot
 
@@ -66,6 +66,8 @@ class RegroupPolicy(PlacementPolicy):
         self.max_group_size = check_max_group_size(max_group_size)
         self.time_limit_s = time_limit_s
         self.static = RollMuxPolicy(max_group_size=max_group_size)
+        # Column cache across re-solves and solve counters (unproven solves among them).
+        self.stats = SolveStats()
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
         """Algorithm 1 (placement is static between re-solves)."""
@@ -86,6 +88,7 @@ class RegroupPolicy(PlacementPolicy):
             lambda job: migration_pause_s(job.model_size_b),
             self.max_group_size,
             self.time_limit_s,
+            self.stats,
         )
         current = snapshot.cost_usd_per_h()
         if decision.cost_usd_per_h < current * (1.0 - 1e-9):
