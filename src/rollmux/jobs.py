@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import integrate, optimize, special, stats
+from scipy import special
 
 from rollmux.hardware import Hardware
 
@@ -308,11 +308,15 @@ class ResponseLengthDist:
             a, b = a - span, b + span
         else:  # pragma: no cover - the mean is strictly inside (min, max)
             raise ValueError(f"mean_tokens {self.mean_tokens!r} cannot be matched with sigma")
+        from scipy import optimize  # lazy: scipy.optimize/stats cost ~1 s to import
+
         return float(optimize.brentq(gap, a, b, xtol=1e-12, rtol=1e-12, maxiter=500))
 
     def _lognorm_trunc(self) -> Any:
         """The truncated normal distribution of log(length)."""
         a, b = self._bounds(self.mu)
+        from scipy import stats  # lazy, see above
+
         return stats.truncnorm(a, b, loc=self.mu, scale=self.sigma)
 
     def mean(self) -> float:
@@ -369,6 +373,8 @@ class ResponseLengthDist:
 
         knee = float(np.log(self.quantile(1.0 - 1.0 / (n + 1))))
         points = [p for p in (knee,) if log_lo < p < log_hi]
+        from scipy import integrate  # lazy, see above
+
         value, _ = integrate.quad(integrand, log_lo, log_hi, points=points, limit=200)
         return float(min(self.max_tokens, self.min_tokens + value))
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import matplotlib
@@ -13,6 +11,8 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # the backend is chosen above, before pyplot loads
 from matplotlib.figure import Figure
+
+from rollmux.io import atomic_write
 
 # Colour-blind-safe palette (Okabe-Ito), one colour per job.
 JOB_COLOURS: tuple[str, ...] = (
@@ -42,17 +42,12 @@ def apply_style() -> None:
 
 
 def save_figure(fig: Figure, paths: Iterable[str | Path]) -> None:
-    """Save ``fig`` to every path atomically (temp file, then rename), without dates."""
+    """Save ``fig`` to every path atomically (:func:`rollmux.io.atomic_write`), without dates."""
+
+    def saver(fmt: str) -> Callable[[Path], None]:
+        metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+        return lambda tmp: fig.savefig(tmp, format=fmt, metadata=metadata, bbox_inches="tight")
+
     for path in paths:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=path.suffix)
-        os.close(fd)
-        try:
-            metadata = {"CreationDate": None} if path.suffix == ".pdf" else {"Software": None}
-            fig.savefig(tmp, metadata=metadata, bbox_inches="tight")
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, saver(Path(path).suffix.lstrip(".")))
     plt.close(fig)
