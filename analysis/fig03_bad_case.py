@@ -1,0 +1,79 @@
+"""Fig. 3: the bad case, two rollout-heavy jobs sharing one rollout node.
+
+Reads the per-phase table and the per-job slowdowns written by the pipeline
+(``rollmux.paperfigs.bad_case``: each job alone vs all jobs pinned to one H20 node, each
+keeping its own H800 nodes, round-robin with warm switches) and draws both timelines and
+the slowdown of each job (the paper reports 1.40x and 1.64x).
+
+    python analysis/fig03_bad_case.py --phases results/paperfigs/fig03_phases.csv \
+        --slowdowns results/paperfigs/fig03_slowdowns.csv \
+        --png figures/fig03_bad_case.png --pdf figures/fig03_bad_case.pdf
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from rollmux.paperfigs import draw_gantt, legend_handles
+from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+
+import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
+
+TITLES = {"solo": "Each job alone on its own nodes",
+          "shared": "Both jobs pinned to one H20 rollout node"}
+
+
+def draw(phases: pd.DataFrame, slowdowns: pd.DataFrame) -> plt.Figure:
+    """Two timelines (solo, shared) and the per-job slowdown bars."""
+    apply_style()
+    fig = plt.figure(figsize=(8.0, 4.2))
+    grid = fig.add_gridspec(2, 2, width_ratios=[3.2, 1.0])
+    end = float(phases["end_s"].max())
+    for row, layout in enumerate(("solo", "shared")):
+        ax = fig.add_subplot(grid[row, 0])
+        part = phases[phases["layout"] == layout]
+        draw_gantt(ax, part)
+        ax.set_xlim(0, end * 1.01)
+        ax.set_title(f"{TITLES[layout]} (makespan {part['end_s'].max():,.0f} s)", loc="left")
+        if row == 1:
+            ax.set_xlabel("time (s)")
+    ax = fig.add_subplot(grid[:, 1])
+    labels = [f"Type-{t}\n(job {j})" for j, t in zip(slowdowns["job"], slowdowns["job_type"],
+                                                    strict=True)]
+    colours = [JOB_COLOURS[int(j) % len(JOB_COLOURS)] for j in slowdowns["job"]]
+    bars = ax.bar(labels, slowdowns["slowdown"], color=colours)
+    for bar, value in zip(bars, slowdowns["slowdown"], strict=True):
+        ax.annotate(f"{value:.2f}x", (bar.get_x() + bar.get_width() / 2, value),
+                    ha="center", va="bottom", fontsize=8)
+    ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_ylabel("iteration time shared / solo")
+    status = slowdowns["status"].iloc[0]
+    ax.set_title(f"slowdown ({status})", loc="left")
+    jobs = [f"job {j}: Type-{t}" for j, t in zip(slowdowns["job"], slowdowns["job_type"],
+                                                 strict=True)]
+    fig.legend(handles=legend_handles(jobs), loc="lower center", ncol=4, frameon=False,
+               bbox_to_anchor=(0.5, -0.03))
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Read the two tables, write PNG and PDF."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--phases", type=Path, required=True, help="per-phase CSV")
+    parser.add_argument("--slowdowns", type=Path, required=True, help="per-job slowdown CSV")
+    parser.add_argument("--png", type=Path, required=True, help="output PNG")
+    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
+    args = parser.parse_args(argv)
+    slowdowns = pd.read_csv(args.slowdowns)
+    save_figure(draw(pd.read_csv(args.phases), slowdowns), [args.png, args.pdf])
+    values = ", ".join(f"{v:.2f}x" for v in slowdowns["slowdown"])
+    print(f"wrote {args.png} and {args.pdf} (slowdowns {values})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
