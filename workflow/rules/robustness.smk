@@ -1,1 +1,293 @@
-# Robustness: drift templates and settings, failures.
+# Robustness: drift templates and settings, failures (paper sec. 6.6, Fig. 16-19, C47-C52).
+#
+# Drift: the first `first_arrivals` jobs of traces/<trace>.csv (results/robustness/trace.csv)
+# are replayed by `rollmux simulate` under each drift setting with static RollMux, Random,
+# Greedy (Most-Idle) and `regroup` (hourly optimal regrouping with migration pauses), into
+# results/robustness/drift=<setting>/policy=<policy>/seed=<seed>/. Failure: a small group
+# copied from traces/<failure.source>.csv, one job killed and resubmitted, replayed with
+# the per-phase table into results/robustness/failure/policy=rollmux/seed=<seed>/.
+# Tables and metrics: rollmux.sim.robustness; definitions: docs/metrics.md, "Robustness".
+import os
+
+from rollmux.sim.robustness import POLICIES as RB_POLICIES
+from rollmux.sim.robustness import SETTINGS as RB_SETTINGS
+
+RB = config["robustness"]
+RB_SEEDS = [int(s) for s in RB["seeds"]]
+RB_RUNS = [
+    {"setting": setting, "policy": policy, "seed": seed}
+    for setting in RB_SETTINGS
+    for policy in RB_POLICIES
+    for seed in RB_SEEDS
+]
+RB_RUN_DIR = "results/robustness/drift={setting}/policy={policy}/seed={seed}"
+RB_FAIL_DIR = f"results/robustness/failure/policy=rollmux/seed={config['seed']}"
+
+
+rule robustness_hardware:
+    conda:
+        ENV
+    output:
+        hardware="results/robustness/hardware.yaml",
+    params:
+        overrides=config.get("hardware_overrides", {}),
+    log:
+        "results/logs/robustness/hardware.log",
+    script:
+        "../scripts/robustness_hardware.py"
+
+
+rule robustness_trace:
+    conda:
+        ENV
+    input:
+        trace=f"traces/{RB['trace']}.csv",
+    output:
+        trace="results/robustness/trace.csv",
+    params:
+        first_arrivals=RB["first_arrivals"],
+        overrides=config.get("hardware_overrides", {}),
+    log:
+        "results/logs/robustness/trace.log",
+    script:
+        "../scripts/robustness_trace.py"
+
+
+rule robustness_replay:
+    conda:
+        ENV
+    wildcard_constraints:
+        setting="|".join(RB_SETTINGS),
+        policy="|".join(RB_POLICIES),
+        seed=r"\d+",
+    input:
+        trace=rules.robustness_trace.output.trace,
+        hardware=rules.robustness_hardware.output.hardware,
+    output:
+        summary=f"{RB_RUN_DIR}/summary.json",
+        events=f"{RB_RUN_DIR}/events.csv",
+        jobs=f"{RB_RUN_DIR}/jobs.csv",
+        timeseries=f"{RB_RUN_DIR}/timeseries.csv",
+        config=f"{RB_RUN_DIR}/config.json",
+    params:
+        python=sys.executable,
+        out=lambda w, output: os.path.dirname(output.summary),
+        regroup=lambda w: (
+            f"--regroup-interval-h {RB['regroup_interval_h']}" if w.policy == "regroup" else ""
+        ),
+    log:
+        "results/logs/robustness/drift={setting}/policy={policy}/seed={seed}.log",
+    shell:
+        "{params.python} -m rollmux.sim.cli simulate --trace {input.trace} "
+        "--hardware {input.hardware} --policy {wildcards.policy} --seed {wildcards.seed} "
+        "--drift {wildcards.setting} {params.regroup} --no-phases --quiet "
+        "--out {params.out} > {log} 2>&1"
+
+
+rule robustness_templates:
+    conda:
+        ENV
+    input:
+        trace=f"traces/{RB['trace']}.csv",
+    output:
+        curves="results/robustness/templates.csv",
+    params:
+        workloads=RB["templates"]["workloads"],
+        iterations=RB["templates"]["iterations"],
+        seed=config["seed"],
+        overrides=config.get("hardware_overrides", {}),
+    log:
+        "results/logs/robustness/templates.log",
+    script:
+        "../scripts/robustness_templates.py"
+
+
+rule robustness_aggregate:
+    conda:
+        ENV
+    input:
+        summaries=[os.path.join(RB_RUN_DIR.format(**r), "summary.json") for r in RB_RUNS],
+        events=[os.path.join(RB_RUN_DIR.format(**r), "events.csv") for r in RB_RUNS],
+        trace=rules.robustness_trace.output.trace,
+    output:
+        drift="results/robustness/drift.csv",
+        utilisation="results/robustness/utilisation.csv",
+        migration="results/robustness/migration.csv",
+        metrics="results/metrics/robustness.csv",
+    params:
+        runs=RB_RUNS,
+        context=(
+            f"trace {RB['trace']}, "
+            + (f"first {RB['first_arrivals']} arrivals" if RB["first_arrivals"] else "all jobs")
+        ),
+        overrides=config.get("hardware_overrides", {}),
+    log:
+        "results/logs/robustness/aggregate.log",
+    script:
+        "../scripts/robustness_aggregate.py"
+
+
+rule robustness_failure_inputs:
+    conda:
+        ENV
+    input:
+        trace=f"traces/{RB['failure']['source']}.csv",
+    output:
+        trace="results/robustness/failure/trace.csv",
+        failures="results/robustness/failure/failures.csv",
+    params:
+        jobs=RB["failure"]["jobs"],
+        slo=RB["failure"]["slo"],
+        iterations=RB["failure"]["iterations"],
+        kills=RB["failure"]["kills"],
+        overrides=config.get("hardware_overrides", {}),
+    log:
+        "results/logs/robustness/failure_inputs.log",
+    script:
+        "../scripts/robustness_failure_inputs.py"
+
+
+rule robustness_failure_replay:
+    conda:
+        ENV
+    input:
+        trace=rules.robustness_failure_inputs.output.trace,
+        failures=rules.robustness_failure_inputs.output.failures,
+        hardware=rules.robustness_hardware.output.hardware,
+    output:
+        summary=f"{RB_FAIL_DIR}/summary.json",
+        phases=f"{RB_FAIL_DIR}/phases.csv",
+        events=f"{RB_FAIL_DIR}/events.csv",
+        jobs=f"{RB_FAIL_DIR}/jobs.csv",
+        timeseries=f"{RB_FAIL_DIR}/timeseries.csv",
+        config=f"{RB_FAIL_DIR}/config.json",
+    params:
+        python=sys.executable,
+        out=lambda w, output: os.path.dirname(output.summary),
+        seed=config["seed"],
+    log:
+        "results/logs/robustness/failure_replay.log",
+    shell:
+        "{params.python} -m rollmux.sim.cli simulate --trace {input.trace} "
+        "--hardware {input.hardware} --policy rollmux --seed {params.seed} "
+        "--failures {input.failures} --quiet --out {params.out} > {log} 2>&1"
+
+
+rule robustness_failure_timeline:
+    conda:
+        ENV
+    input:
+        phases=rules.robustness_failure_replay.output.phases,
+        jobs=rules.robustness_failure_replay.output.jobs,
+        events=rules.robustness_failure_replay.output.events,
+    output:
+        timeline="results/robustness/failure/timeline.csv",
+    log:
+        "results/logs/robustness/failure_timeline.log",
+    script:
+        "../scripts/robustness_failure_timeline.py"
+
+
+rule fig16_drift_templates:
+    conda:
+        ENV
+    input:
+        code="analysis/fig16_drift_templates.py",
+        curves=rules.robustness_templates.output.curves,
+    output:
+        png=report(
+            "figures/fig16_drift_templates.png",
+            caption="../report/fig16_drift_templates.rst",
+            category="Robustness",
+        ),
+        pdf="figures/fig16_drift_templates.pdf",
+    params:
+        python=sys.executable,
+        window=RB["templates"]["window"],
+    log:
+        "results/logs/fig16_drift_templates.log",
+    shell:
+        "{params.python} {input.code} --curves {input.curves} "
+        "--window {params.window} --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+rule fig17_drift_cost:
+    conda:
+        ENV
+    input:
+        code="analysis/fig17_drift_cost.py",
+        drift=rules.robustness_aggregate.output.drift,
+    output:
+        png=report(
+            "figures/fig17_drift_cost.png",
+            caption="../report/fig17_drift_cost.rst",
+            category="Robustness",
+        ),
+        pdf="figures/fig17_drift_cost.pdf",
+    params:
+        python=sys.executable,
+    log:
+        "results/logs/fig17_drift_cost.log",
+    shell:
+        "{params.python} {input.code} --drift {input.drift} "
+        "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+rule fig18_drift_utilisation:
+    conda:
+        ENV
+    input:
+        code="analysis/fig18_drift_utilisation.py",
+        utilisation=rules.robustness_aggregate.output.utilisation,
+        migration=rules.robustness_aggregate.output.migration,
+    output:
+        png=report(
+            "figures/fig18_drift_utilisation.png",
+            caption="../report/fig18_drift_utilisation.rst",
+            category="Robustness",
+        ),
+        pdf="figures/fig18_drift_utilisation.pdf",
+    params:
+        python=sys.executable,
+    log:
+        "results/logs/fig18_drift_utilisation.log",
+    shell:
+        "{params.python} {input.code} "
+        "--utilisation {input.utilisation} --migration {input.migration} "
+        "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+rule fig19_failure_timeline:
+    conda:
+        ENV
+    input:
+        code="analysis/fig19_failure_timeline.py",
+        timeline=rules.robustness_failure_timeline.output.timeline,
+        events=rules.robustness_failure_replay.output.events,
+    output:
+        png=report(
+            "figures/fig19_failure_timeline.png",
+            caption="../report/fig19_failure_timeline.rst",
+            category="Robustness",
+        ),
+        pdf="figures/fig19_failure_timeline.pdf",
+    params:
+        python=sys.executable,
+    log:
+        "results/logs/fig19_failure_timeline.log",
+    shell:
+        "{params.python} {input.code} --timeline {input.timeline} "
+        "--events {input.events} --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+TARGETS.extend(
+    [
+        rules.robustness_templates.output.curves,
+        *rules.robustness_aggregate.output,
+        rules.robustness_failure_timeline.output.timeline,
+        *rules.fig16_drift_templates.output,
+        *rules.fig17_drift_cost.output,
+        *rules.fig18_drift_utilisation.output,
+        *rules.fig19_failure_timeline.output,
+    ]
+)

@@ -1,0 +1,95 @@
+"""Fig. 17: cost normalised to hourly optimal regrouping, and SLO attainment, under drift.
+
+Reads results/robustness/drift.csv (``rollmux.sim.robustness.drift_table``: one row per
+drift setting, policy and seed) and draws, per drift setting, the time-average hourly
+cost of static RollMux, Random and Most-Idle over that of ``regroup`` (hourly optimal
+regrouping with migration pauses; the dashed line at 1), and the SLO attainment of all
+four policies. Bars are means over seeds; whiskers span the seeds when there are several.
+
+    python analysis/fig17_drift_cost.py --drift results/robustness/drift.csv \
+        --png figures/fig17_drift_cost.png --pdf figures/fig17_drift_cost.pdf
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rollmux.plotstyle import apply_style, save_figure
+from rollmux.sim.robustness import POLICIES, POLICY_LABELS, REFERENCE_POLICY, SETTINGS
+
+import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
+
+POLICY_COLOURS = {"rollmux": "#0072B2", "random": "#E69F00", "greedy": "#009E73",
+                  "regroup": "#999999"}
+
+
+def seed_stats(drift: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Mean, min and max of ``column`` over seeds, per setting and policy."""
+    return (drift.groupby(["setting", "policy"])[column].agg(["mean", "min", "max"])
+            .reset_index())
+
+
+def _bars(ax: plt.Axes, stats: pd.DataFrame, policies: list[str], fmt: str) -> None:
+    """Grouped bars per setting (x) and policy, labelled with their values."""
+    settings = [s for s in SETTINGS if s in set(stats["setting"])]
+    x = np.arange(len(settings))
+    width = 0.8 / len(policies)
+    for k, policy in enumerate(policies):
+        part = stats[stats["policy"] == policy].set_index("setting").reindex(settings)
+        mean = part["mean"].to_numpy(dtype=float)
+        err = np.vstack([mean - part["min"].to_numpy(dtype=float),
+                         part["max"].to_numpy(dtype=float) - mean])
+        pos = x + (k - (len(policies) - 1) / 2) * width
+        bars = ax.bar(pos, mean, width * 0.92, color=POLICY_COLOURS[policy],
+                      label=POLICY_LABELS[policy],
+                      yerr=err if np.any(err > 0) else None, capsize=2)
+        ax.bar_label(bars, labels=[fmt.format(v) for v in mean], fontsize=6.5, padding=1)
+    ax.set_xticks(x, settings)
+
+
+def draw(drift: pd.DataFrame) -> plt.Figure:
+    """Normalised cost (left) and SLO attainment (right) per drift setting."""
+    apply_style()
+    fig, (ax_cost, ax_slo) = plt.subplots(1, 2, figsize=(7.4, 3.0))
+    baselines = [p for p in POLICIES if p != REFERENCE_POLICY and p in set(drift["policy"])]
+    _bars(ax_cost, seed_stats(drift, "cost_over_regroup"), baselines, "{:.2f}")
+    ref_line = ax_cost.axhline(1.0, color=POLICY_COLOURS[REFERENCE_POLICY], linestyle="--",
+                               linewidth=1, label=f"{POLICY_LABELS[REFERENCE_POLICY]} = 1")
+    ax_cost.set_ylabel("cost / regrouping cost (x)")
+    ax_cost.set_title("(a) normalised cost under drift", loc="left")
+    ax_cost.margins(y=0.15)
+    policies = [p for p in POLICIES if p in set(drift["policy"])]
+    _bars(ax_slo, seed_stats(drift, "slo_attainment_pct"), policies, "{:.0f}")
+    ax_slo.set_ylabel("SLO attainment (%)")
+    ax_slo.set_ylim(0, 112)
+    ax_slo.set_title("(b) SLO attainment", loc="left")
+    handles, labels = ax_slo.get_legend_handles_labels()
+    handles.append(ref_line)
+    labels.append(ref_line.get_label())
+    fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False,
+               bbox_to_anchor=(0.5, -0.06))
+    jobs = int(drift["jobs"].max())
+    fig.suptitle(f"{jobs} jobs per replay, seeds {sorted(drift['seed'].unique().tolist())}",
+                 x=0.99, ha="right", fontsize=7, color="grey")
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: read drift.csv, write PNG and PDF."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--drift", type=Path, required=True, help="drift.csv")
+    parser.add_argument("--png", type=Path, required=True, help="output PNG")
+    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
+    args = parser.parse_args(argv)
+    save_figure(draw(pd.read_csv(args.drift)), [args.png, args.pdf])
+    print(f"wrote {args.png} and {args.pdf}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

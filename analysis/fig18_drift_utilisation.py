@@ -1,0 +1,90 @@
+"""Fig. 18: rollout and training utilisation under drift, static RollMux versus regrouping.
+
+Reads results/robustness/utilisation.csv (``rollmux.sim.robustness.utilisation_table``:
+utilisation = 1 - bubble fraction per pool, docs/metrics.md) and
+results/robustness/migration.csv (``migration_table``: the hours ``regroup`` pauses jobs
+to migrate and restart them) and draws, per drift setting, each pool's utilisation under
+static RollMux and ``regroup`` (means over seeds), and the migration pause hours.
+
+    python analysis/fig18_drift_utilisation.py \
+        --utilisation results/robustness/utilisation.csv \
+        --migration results/robustness/migration.csv \
+        --png figures/fig18_drift_utilisation.png --pdf figures/fig18_drift_utilisation.pdf
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rollmux.plotstyle import TRAIN_HATCH, apply_style, save_figure
+from rollmux.sim.robustness import POLICY_LABELS, REFERENCE_POLICY, SETTINGS
+
+import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
+
+COMPARED = ("rollmux", REFERENCE_POLICY)
+COLOURS = {"rollmux": "#0072B2", REFERENCE_POLICY: "#999999"}
+POOL_TITLES = {"rollout": "(a) rollout pool (H20)", "train": "(b) training pool (H800)"}
+
+
+def pool_means(utilisation: pd.DataFrame) -> pd.DataFrame:
+    """Mean utilisation over seeds per setting, policy and pool (compared policies only)."""
+    part = utilisation[utilisation["policy"].isin(COMPARED)]
+    return (part.groupby(["setting", "policy", "pool"])["utilisation_pct"].mean()
+            .reset_index())
+
+
+def draw(utilisation: pd.DataFrame, migration: pd.DataFrame) -> plt.Figure:
+    """Two utilisation panels (rollout, training) and the migration pause hours."""
+    apply_style()
+    means = pool_means(utilisation)
+    settings = [s for s in SETTINGS if s in set(means["setting"])]
+    x = np.arange(len(settings))
+    fig, axes = plt.subplots(1, 3, figsize=(9.0, 3.0))
+    for ax, pool in zip(axes[:2], ("rollout", "train"), strict=True):
+        for k, policy in enumerate(COMPARED):
+            part = means[(means["policy"] == policy) & (means["pool"] == pool)]
+            values = part.set_index("setting").reindex(settings)["utilisation_pct"].to_numpy()
+            bars = ax.bar(x + (k - 0.5) * 0.4, values, 0.37, color=COLOURS[policy],
+                          hatch=TRAIN_HATCH if pool == "train" else "", edgecolor="white",
+                          label=POLICY_LABELS[policy])
+            ax.bar_label(bars, labels=[f"{v:.1f}" for v in values], fontsize=6.5, padding=1)
+        ax.set_xticks(x, settings)
+        ax.set_ylim(0, 105)
+        ax.set_title(POOL_TITLES[pool], loc="left")
+    axes[0].set_ylabel("utilisation (%)")
+    mig = migration.groupby("setting")[["pause_h", "span_h"]].mean().reindex(settings)
+    bars = axes[2].bar(x, mig["pause_h"].to_numpy(), 0.6, color=COLOURS[REFERENCE_POLICY])
+    axes[2].bar_label(bars, labels=[f"{p:.1f} h\nof {s:.0f} h" for p, s in
+                                    zip(mig["pause_h"], mig["span_h"], strict=True)],
+                      fontsize=6.5, padding=1)
+    axes[2].set_xticks(x, settings)
+    axes[2].set_ylabel("job-hours paused")
+    axes[2].set_title("(c) regrouping: migration\n+ restart pauses", loc="left")
+    axes[2].margins(y=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False,
+               bbox_to_anchor=(0.5, -0.03))
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: read utilisation.csv and migration.csv, write PNG and PDF."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--utilisation", type=Path, required=True, help="utilisation.csv")
+    parser.add_argument("--migration", type=Path, required=True, help="migration.csv")
+    parser.add_argument("--png", type=Path, required=True, help="output PNG")
+    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
+    args = parser.parse_args(argv)
+    fig = draw(pd.read_csv(args.utilisation), pd.read_csv(args.migration))
+    save_figure(fig, [args.png, args.pdf])
+    print(f"wrote {args.png} and {args.pdf}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

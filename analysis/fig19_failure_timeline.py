@@ -1,0 +1,101 @@
+"""Fig. 19: failure and re-admission of one job of a co-execution group.
+
+Reads the failure replay's named per-phase timeline (results/robustness/failure/
+timeline.csv, ``rollmux.sim.robustness.failure_timeline``) and its events.csv, and draws
+one row per node, one colour per job, hatched for training, with the work the kill threw
+away shaded out, the kill and resubmission times marked, and the iteration number on
+each phase of the killed job: the other members keep interleaving, and the resubmitted
+job, re-admitted by Algorithm 1 as a new arrival, resumes from its last completed
+iteration.
+
+    python analysis/fig19_failure_timeline.py \
+        --timeline results/robustness/failure/timeline.csv \
+        --events results/robustness/failure/policy=rollmux/seed=0/events.csv \
+        --png figures/fig19_failure_timeline.png --pdf figures/fig19_failure_timeline.pdf
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.patches import Patch
+
+from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, apply_style, save_figure
+
+import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
+
+MARKS = {"kill": ("#D55E00", "killed"), "resubmit": ("#009E73", "resubmitted")}
+
+
+def _node_key(node: str) -> tuple[bool, int]:
+    """Rollout nodes first, then training nodes, each by serial."""
+    return node[0] != "R", int(node[1:])
+
+
+def draw(timeline: pd.DataFrame, events: pd.DataFrame) -> plt.Figure:
+    """The Gantt chart of the failure replay."""
+    apply_style()
+    jobs = sorted(timeline["job_id"].unique())
+    colour = {job: JOB_COLOURS[i % len(JOB_COLOURS)] for i, job in enumerate(jobs)}
+    nodes = sorted(timeline["node"].unique(), key=_node_key)
+    marks = events[events["kind"].isin(list(MARKS))].sort_values("time_s", kind="stable")
+    failed = set(marks["job_id"])
+    fig, ax = plt.subplots(figsize=(7.6, 0.42 * len(nodes) + 1.5))
+    for row, node in enumerate(nodes):
+        for rec in timeline[timeline["node"] == node].itertuples(index=False):
+            width = rec.end_s - rec.start_s
+            ax.barh(row, width, left=rec.start_s, height=0.62, color=colour[rec.job_id],
+                    alpha=0.3 if rec.lost else 1.0,
+                    hatch=TRAIN_HATCH if rec.phase == "train" else "",
+                    edgecolor="white", linewidth=0.4)
+            if rec.job_id in failed and rec.pool == "rollout":
+                ax.text(rec.start_s + width / 2, row, str(rec.iteration), ha="center",
+                        va="center", fontsize=6, color="white" if not rec.lost else "black")
+    for rec in marks.itertuples(index=False):
+        col, verb = MARKS[rec.kind]
+        ax.axvline(rec.time_s, color=col, linestyle="--", linewidth=1)
+        done = f" ({rec.detail.replace('_', ' ')})" if isinstance(rec.detail, str) and \
+            rec.detail else ""
+        left = rec.kind == "kill"
+        ax.text(rec.time_s, -0.75, f" {rec.job_id} {verb} at {rec.time_s:,.0f} s{done} ",
+                color=col, fontsize=7, va="bottom", ha="right" if left else "left")
+    ax.set_yticks(range(len(nodes)), [_node_name(n) for n in nodes])
+    ax.set_ylim(len(nodes) - 0.4, -1.1)
+    ax.set_xlabel("time (s)")
+    ax.set_xlim(0, float(timeline["end_s"].max()) * 1.01)
+    handles = [Patch(color=colour[j], label=f"job {j}") for j in jobs]
+    handles += [
+        Patch(facecolor="white", edgecolor="grey", label="rollout (iteration no.)"),
+        Patch(facecolor="white", edgecolor="grey", hatch=TRAIN_HATCH, label="training"),
+        Patch(facecolor="grey", alpha=0.3, label="work lost to the kill"),
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
+               bbox_to_anchor=(0.5, -0.02), fontsize=7)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
+def _node_name(node: str) -> str:
+    pool = "H20 node" if node.startswith("R") else "H800 node"
+    return f"{pool} {node[1:]}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: read the timeline and events, write PNG and PDF."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timeline", type=Path, required=True, help="timeline.csv")
+    parser.add_argument("--events", type=Path, required=True, help="events.csv of the replay")
+    parser.add_argument("--png", type=Path, required=True, help="output PNG")
+    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
+    args = parser.parse_args(argv)
+    events = pd.read_csv(args.events, dtype={"detail": str, "job_id": str},
+                         keep_default_na=False)
+    save_figure(draw(pd.read_csv(args.timeline), events), [args.png, args.pdf])
+    print(f"wrote {args.png} and {args.pdf}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

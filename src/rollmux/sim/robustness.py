@@ -1,0 +1,628 @@
+"""Robustness experiments (paper sec. 6.6, Fig. 16-19): drift and failures.
+
+The pipeline stage ``workflow/rules/robustness.smk`` replays a simulation trace under the
+three drift settings (Increasing, Decreasing, Mixed) with static RollMux, Random, Greedy
+(Most-Idle) and ``regroup`` (hourly optimal regrouping with migration pauses), and replays
+a small micro-benchmark group in which one job is killed and resubmitted. This module
+holds everything between the simulator's output files and the figures:
+
+* inputs: :func:`first_arrivals_text` (the first N arrivals of a trace, so that the quick
+  profile can afford the regrouping baseline), :func:`failure_trace_text` and
+  :func:`failures_text` (the failure replay's trace and kill list); each is validated (by
+  the trace loader, :func:`rollmux.sim.drift.parse_failures`) before it is written;
+* Fig. 16: :func:`template_curves`, per-iteration phase draws of one representative job
+  per model size under each of the seven drift templates;
+* Fig. 17 and 18: :func:`drift_table` (cost, cost over ``regroup``, SLO attainment and
+  pool utilisation of every replay), :func:`utilisation_table` (one row per pool) and
+  :func:`migration_table` (the hours ``regroup`` pauses jobs to migrate and restart them);
+* Fig. 19: :func:`failure_timeline`, the failure replay's per-phase table with job ids,
+  node names, incarnations and the work the kill threw away;
+* claims C47-C52: :func:`robustness_metrics`, rows of the metrics contract of
+  workflow/README.md;
+* :func:`hardware_yaml_text`: the config's hardware overrides as a file for
+  ``rollmux simulate --hardware``.
+
+Definitions: docs/metrics.md, section "Robustness".
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rollmux.closedform import SECONDS_PER_HOUR
+from rollmux.io import atomic_write
+from rollmux.phasetimes import phase_times
+from rollmux.placement.regroup import migration_pause_s
+from rollmux.sim.drift import TEMPLATES, DriftSetting, parse_failures
+from rollmux.sim.records import PHASE_CODES, POOL_CODES
+from rollmux.sim.stochastic import PhaseSampler
+from rollmux.traces import load_trace, read_trace_frame, trace_text
+
+__all__ = [
+    "DRIFT_COLUMNS",
+    "FAILURE_COLUMNS",
+    "METRIC_COLUMNS",
+    "MIGRATION_COLUMNS",
+    "POLICIES",
+    "POLICY_LABELS",
+    "REFERENCE_POLICY",
+    "SETTINGS",
+    "TEMPLATE_COLUMNS",
+    "TIMELINE_COLUMNS",
+    "UTILISATION_COLUMNS",
+    "RunRef",
+    "drift_table",
+    "failure_timeline",
+    "failure_trace_text",
+    "failures_text",
+    "first_arrivals_text",
+    "hardware_yaml_text",
+    "load_hardware_text",
+    "migration_table",
+    "robustness_metrics",
+    "template_curves",
+    "utilisation_table",
+    "write_validated_trace",
+]
+
+#: Placement policies of the drift experiments (Fig. 17), in drawing order.
+POLICIES: tuple[str, ...] = ("rollmux", "random", "greedy", "regroup")
+
+#: The policy every cost is normalised to: hourly optimal regrouping with migration pauses.
+REFERENCE_POLICY = "regroup"
+
+#: Labels of the policies in figures and notes.
+POLICY_LABELS: dict[str, str] = {
+    "rollmux": "RollMux (static)",
+    "random": "Random",
+    "greedy": "Most-Idle",
+    "regroup": "Regroup (hourly optimal)",
+}
+
+#: The paper's drift settings (sec. 6.6), in drawing order.
+SETTINGS: tuple[str, ...] = tuple(s.value for s in DriftSetting)
+
+#: Columns of ``templates.csv`` (Fig. 16): one row per job, drift template and iteration.
+TEMPLATE_COLUMNS: tuple[str, ...] = (
+    "model_size_b", "workload", "job_id", "template", "direction", "strength", "iteration",
+    "progress", "length_factor", "rollout_s", "train_s", "sync_s", "iteration_s",
+)
+
+#: Columns of ``drift.csv`` (Fig. 17): one row per drift setting, policy and seed.
+DRIFT_COLUMNS: tuple[str, ...] = (
+    "setting", "policy", "seed", "jobs", "jobs_completed", "span_h", "cost_usd_per_h",
+    "total_cost_usd", "cost_over_regroup", "total_cost_over_regroup", "slo_attainment_pct",
+    "util_rollout_pct", "util_train_pct", "source",
+)
+
+#: Columns of ``utilisation.csv`` (Fig. 18): one row per setting, policy, seed and pool.
+UTILISATION_COLUMNS: tuple[str, ...] = (
+    "setting", "policy", "seed", "pool", "utilisation_pct", "regroup_utilisation_pct",
+    "deficit_vs_regroup_pp",
+)
+
+#: Columns of ``migration.csv`` (Fig. 18): one row per drift setting and seed.
+MIGRATION_COLUMNS: tuple[str, ...] = (
+    "setting", "seed", "resolves", "regroupings", "moves", "jobs_moved", "pause_h",
+    "cold_switch_extra_h", "span_h", "pause_per_span_pct", "source",
+)
+
+#: Columns of the failure timeline (Fig. 19): one row per phase and node it occupies.
+TIMELINE_COLUMNS: tuple[str, ...] = (
+    "job_id", "incarnation", "phase", "iteration", "node", "pool", "start_s", "end_s",
+    "work_s", "lost",
+)
+
+#: Columns of the kill list read by ``rollmux simulate --failures``.
+FAILURE_COLUMNS: tuple[str, ...] = ("job_id", "kill_at_s", "resubmit_at_s")
+
+#: Columns of ``results/metrics/<stage>.csv`` (workflow/README.md).
+METRIC_COLUMNS: tuple[str, ...] = ("metric", "value", "low", "high", "unit", "source", "note")
+
+_POOLS: tuple[str, ...] = ("rollout", "train")
+_PHASE_NAMES = {code: name for name, code in PHASE_CODES.items()}
+_POOL_NAMES = {code: name for name, code in POOL_CODES.items()}
+_NODE_PREFIX = {"rollout": "R", "train": "T"}
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _check_count(name: str, value: Any, minimum: int) -> int:
+    """``value`` as an int >= ``minimum``, else ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def first_arrivals_text(source: str | Path, n: int, hw: Any = None) -> str:
+    """The trace text of the first ``n`` arrivals of ``source`` (``n = 0``: every job).
+
+    Jobs are ordered by arrival time (ties in file order) and keep every column. The source
+    is validated first (raises :class:`rollmux.traces.TraceError`, a ValueError).
+    """
+    n = _check_count("n", n, 0)
+    frame = read_trace_frame(source, hw).sort_values("arrival_s", kind="stable")
+    total = len(frame)
+    keep = total if n == 0 else min(n, total)
+    comment = (f"derived by rollmux.sim.robustness.first_arrivals_text: the first {keep} of "
+               f"{total} arrivals of {Path(source).name}")
+    return trace_text(frame.head(keep).reset_index(drop=True), comments=[comment])
+
+
+def failure_trace_text(
+    source: str | Path,
+    jobs: Sequence[Mapping[str, Any]],
+    slo: float | None = None,
+    iterations: int | None = None,
+    hw: Any = None,
+) -> str:
+    """A small trace of copies of ``source``'s jobs, for the failure replay (Fig. 19).
+
+    ``jobs`` lists ``{"job_id": new id, "from": source job id}`` mappings, optionally with
+    ``arrival_s``; ``slo`` and ``iterations`` (when given) replace every copy's values.
+    """
+    if isinstance(jobs, str | Mapping) or not jobs:
+        raise ValueError(f"jobs must be a non-empty list of mappings, got {jobs!r}")
+    if slo is not None and (isinstance(slo, bool) or not isinstance(slo, int | float)
+                            or not math.isfinite(slo) or slo < 1.0):
+        raise ValueError(f"slo must be a finite number >= 1, got {slo!r}")
+    if iterations is not None:
+        iterations = _check_count("iterations", iterations, 1)
+    frame = read_trace_frame(source, hw)
+    parts: list[pd.DataFrame] = []
+    seen: set[str] = set()
+    for i, spec in enumerate(jobs):
+        if not isinstance(spec, Mapping):
+            raise ValueError(f"jobs[{i}] must be a mapping, got {spec!r}")
+        unknown = set(spec) - {"job_id", "from", "arrival_s"}
+        if unknown:
+            raise ValueError(f"jobs[{i}]: unknown key {sorted(unknown)[0]!r} "
+                             "(valid: job_id, from, arrival_s)")
+        new_id, src = str(spec.get("job_id", "")).strip(), str(spec.get("from", "")).strip()
+        if not new_id or not src:
+            raise ValueError(f"jobs[{i}] needs a non-empty job_id and from, got {dict(spec)!r}")
+        if new_id in seen:
+            raise ValueError(f"jobs[{i}]: job_id {new_id!r} listed twice")
+        seen.add(new_id)
+        row = frame[frame["job_id"] == src].copy()
+        if len(row) != 1:
+            raise ValueError(f"jobs[{i}]: job {src!r} not in {Path(source).name}")
+        row["job_id"] = new_id
+        if slo is not None:
+            row["slo"] = float(slo)
+        if iterations is not None:
+            row["iterations"] = iterations
+        if "arrival_s" in spec:
+            row["arrival_s"] = float(spec["arrival_s"])
+        parts.append(row)
+    out = pd.concat(parts, ignore_index=True).sort_values("arrival_s", kind="stable")
+    comment = (f"derived by rollmux.sim.robustness.failure_trace_text from "
+               f"{Path(source).name}: " + ", ".join(
+                   f"{s['job_id']}={s['from']}" for s in jobs))
+    return trace_text(out.reset_index(drop=True), comments=[comment])
+
+
+def failures_text(rows: Iterable[Mapping[str, Any]], job_ids: Iterable[str]) -> str:
+    """The CSV text of a kill list (``job_id,kill_at_s,resubmit_at_s``), validated.
+
+    Rows are checked by :func:`rollmux.sim.drift.parse_failures` and every job id must be
+    one of ``job_ids``; an empty resubmission cell means the job never comes back.
+    """
+    specs = parse_failures(list(rows))
+    known = set(job_ids)
+    for spec in specs:
+        if spec.job_id not in known:
+            raise ValueError(f"failures: job_id {spec.job_id!r} is not in the trace "
+                             f"(jobs: {', '.join(sorted(known))})")
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(FAILURE_COLUMNS)
+    for spec in specs:
+        again = "" if spec.resubmit_at_s is None else f"{spec.resubmit_at_s:.10g}"
+        writer.writerow((spec.job_id, f"{spec.kill_at_s:.10g}", again))
+    return buffer.getvalue()
+
+
+def write_validated_trace(text: str, path: str | Path, hw: Any = None) -> Path:
+    """Write trace ``text`` atomically, after the trace loader accepted the written bytes."""
+
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8", newline="")
+        load_trace(tmp, hw)
+
+    return atomic_write(path, write)
+
+
+# --------------------------------------------------------------------------- Fig. 16
+
+
+def template_curves(
+    trace: str | Path,
+    workloads: Sequence[str],
+    iterations: int,
+    seed: int = 0,
+    hw: Any = None,
+) -> pd.DataFrame:
+    """Per-iteration phase draws under each drift template (Fig. 16).
+
+    For each workload class in ``workloads`` (e.g. ``BL-S``, ``BL-M``, ``BL-L``: one per
+    model size) the first job of ``trace`` of that class is drawn for ``iterations``
+    iterations (training progress ``i / iterations``) by
+    :class:`rollmux.sim.stochastic.PhaseSampler` under each of the seven templates of
+    :data:`rollmux.sim.drift.TEMPLATES`, from the same raw draws, so the curves differ by
+    drift only. ``iteration_s`` = rollout (job-side, tail included) + training + sync.
+    """
+    iterations = _check_count("iterations", iterations, 2)
+    seed = _check_count("seed", seed, 0)
+    if isinstance(workloads, str) or not workloads:
+        raise ValueError(f"workloads must be a non-empty list, got {workloads!r}")
+    jobs = load_trace(trace, hw)
+    frames = []
+    for workload in workloads:
+        job = next((j for j in jobs if j.workload == workload), None)
+        if job is None:
+            raise ValueError(f"workload {workload!r}: no job of that class in {trace}")
+        for template in TEMPLATES:
+            sampler = PhaseSampler(job, hw, root_seed=seed, drift=template,
+                                   total_iterations=iterations)
+            cols = sampler.arrays(iterations)
+            sync = float(sampler.times.sync_s)
+            frames.append(pd.DataFrame({
+                "model_size_b": float(job.model_size_b),
+                "workload": workload,
+                "job_id": job.job_id,
+                "template": template.name,
+                "direction": template.direction.value,
+                "strength": template.strength,
+                "iteration": np.arange(iterations),
+                "progress": cols["progress"],
+                "length_factor": cols["length_factor"],
+                "rollout_s": cols["rollout_s"],
+                "train_s": cols["train_s"],
+                "sync_s": sync,
+                "iteration_s": cols["rollout_s"] + cols["train_s"] + sync,
+            }))
+    return pd.concat(frames, ignore_index=True).loc[:, list(TEMPLATE_COLUMNS)]
+
+
+# --------------------------------------------------------------------------- Fig. 17, 18
+
+
+@dataclass(frozen=True, slots=True)
+class RunRef:
+    """One replay of the drift experiments: its setting, policy, seed and output folder."""
+
+    setting: str
+    policy: str
+    seed: int
+    directory: Path
+
+    def __post_init__(self) -> None:
+        """Validate the setting, policy and seed; make ``directory`` a Path."""
+        if self.setting not in SETTINGS:
+            raise ValueError(f"setting must be one of {list(SETTINGS)}, got {self.setting!r}")
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {list(POLICIES)}, got {self.policy!r}")
+        object.__setattr__(self, "seed", _check_count("seed", self.seed, 0))
+        object.__setattr__(self, "directory", Path(self.directory))
+
+    @property
+    def summary_path(self) -> Path:
+        """The replay's summary.json."""
+        return self.directory / "summary.json"
+
+    @property
+    def events_path(self) -> Path:
+        """The replay's events.csv."""
+        return self.directory / "events.csv"
+
+    def summary(self) -> dict[str, Any]:
+        """The replay's summary (summary.json)."""
+        return json.loads(self.summary_path.read_text(encoding="utf-8"))
+
+
+def _order_key(setting: str, policy: str, seed: int) -> tuple[int, int, int]:
+    """Drawing order: settings, then policies, then seeds."""
+    return SETTINGS.index(setting), POLICIES.index(policy), seed
+
+
+def _util_pct(summary: Mapping[str, Any], pool: str) -> float:
+    """Utilisation of ``pool`` in percent, 100 (1 - bubble fraction); nan if never provisioned."""
+    bubble = (summary.get("bubble_fraction") or {}).get(pool)
+    return math.nan if bubble is None else 100.0 * (1.0 - float(bubble))
+
+
+def drift_table(runs: Iterable[RunRef]) -> pd.DataFrame:
+    """One row per replay (:data:`DRIFT_COLUMNS`), costs normalised to ``regroup``.
+
+    ``cost_over_regroup`` is the time-average hourly cost over that of the ``regroup``
+    replay of the same setting and seed (docs/metrics.md, "Cost ratio");
+    ``total_cost_over_regroup`` the same for total cost. Every (setting, seed) needs a
+    ``regroup`` replay.
+    """
+    runs = sorted(runs, key=lambda r: _order_key(r.setting, r.policy, r.seed))
+    keys = [(r.setting, r.policy, r.seed) for r in runs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("runs: a (setting, policy, seed) is listed twice")
+    if not runs:
+        raise ValueError("runs: empty")
+    rows = []
+    for run in runs:
+        s = run.summary()
+        rows.append({
+            "setting": run.setting, "policy": run.policy, "seed": run.seed,
+            "jobs": int(s["jobs"]), "jobs_completed": int(s["jobs_completed"]),
+            "span_h": float(s["span_h"]), "cost_usd_per_h": float(s["cost_usd_per_h"]),
+            "total_cost_usd": float(s["total_cost_usd"]),
+            "slo_attainment_pct": 100.0 * float(s["slo_attainment"]),
+            "util_rollout_pct": _util_pct(s, "rollout"), "util_train_pct": _util_pct(s, "train"),
+            "source": str(run.summary_path),
+        })
+    table = pd.DataFrame(rows)
+    ref = table[table["policy"] == REFERENCE_POLICY].set_index(["setting", "seed"])
+    for setting, seed in table[["setting", "seed"]].drop_duplicates().itertuples(index=False):
+        if (setting, seed) not in ref.index:
+            raise ValueError(f"runs: no {REFERENCE_POLICY!r} replay for setting {setting!r}, "
+                             f"seed {seed}")
+    idx = pd.MultiIndex.from_frame(table[["setting", "seed"]])
+    table["cost_over_regroup"] = (
+        table["cost_usd_per_h"].to_numpy() / ref["cost_usd_per_h"].reindex(idx).to_numpy())
+    table["total_cost_over_regroup"] = (
+        table["total_cost_usd"].to_numpy() / ref["total_cost_usd"].reindex(idx).to_numpy())
+    return table.loc[:, list(DRIFT_COLUMNS)]
+
+
+def utilisation_table(drift: pd.DataFrame) -> pd.DataFrame:
+    """Pool utilisation of every replay, one row per pool (:data:`UTILISATION_COLUMNS`).
+
+    ``deficit_vs_regroup_pp`` = regroup's utilisation minus this replay's, in percentage
+    points (positive: lower than regrouping), same setting and seed.
+    """
+    ref = drift[drift["policy"] == REFERENCE_POLICY].set_index(["setting", "seed"])
+    rows = []
+    for rec in drift.itertuples(index=False):
+        for pool in _POOLS:
+            util = float(getattr(rec, f"util_{pool}_pct"))
+            base = float(ref.loc[(rec.setting, rec.seed), f"util_{pool}_pct"])
+            rows.append({
+                "setting": rec.setting, "policy": rec.policy, "seed": int(rec.seed),
+                "pool": pool, "utilisation_pct": util, "regroup_utilisation_pct": base,
+                "deficit_vs_regroup_pp": base - util,
+            })
+    return pd.DataFrame(rows, columns=list(UTILISATION_COLUMNS))
+
+
+def _read_events(path: str | Path) -> pd.DataFrame:
+    """events.csv with text columns kept as strings (empty cells as '')."""
+    return pd.read_csv(path, dtype={"job_id": str, "group_id": str, "strategy": str,
+                                    "detail": str, "kind": str}, keep_default_na=False)
+
+
+def migration_table(runs: Iterable[RunRef], trace: str | Path, hw: Any = None) -> pd.DataFrame:
+    """Migration and restart hours of the ``regroup`` replays (:data:`MIGRATION_COLUMNS`).
+
+    From each replay's events.csv: ``resolves`` counts the periodic re-solves (``regroup``
+    events), ``regroupings`` those that moved jobs, ``moves`` the moved jobs summed over
+    them. Each move pauses the job for
+    :func:`rollmux.placement.regroup.migration_pause_s` of its model size (197-419 s, the
+    paper's measured migration + restart), summed in ``pause_h``; ``cold_switch_extra_h``
+    bounds the extra cold-over-warm switch time the simulator charges on the job's first
+    rollout and training after the move (one per pool).
+    """
+    jobs = {job.job_id: job for job in load_trace(trace, hw)}
+    hw_used = hw
+    if hw_used is None:
+        from rollmux.hardware import load_hardware
+
+        hw_used = load_hardware()
+    rows = []
+    for run in sorted(runs, key=lambda r: _order_key(r.setting, r.policy, r.seed)):
+        if run.policy != REFERENCE_POLICY:
+            raise ValueError(f"migration_table: run {run} is not a {REFERENCE_POLICY!r} replay")
+        events = _read_events(run.events_path)
+        resolves = events[events["kind"] == "regroup"]
+        moved_lists = [detail.split() for detail in resolves["detail"]]
+        moved = [job_id for ids in moved_lists for job_id in ids]
+        unknown = sorted(set(moved) - set(jobs))
+        if unknown:
+            raise ValueError(f"{run.events_path}: moved job {unknown[0]!r} not in {trace}")
+        pause_s = sum(migration_pause_s(jobs[j].model_size_b) for j in moved)
+        extra_s = 0.0
+        for job_id in moved:
+            times = phase_times(jobs[job_id], hw_used)
+            extra_s += 2.0 * (times.cold_switch_s - times.warm_switch_s)
+        span_h = float(run.summary()["span_h"])
+        pause_h = pause_s / SECONDS_PER_HOUR
+        rows.append({
+            "setting": run.setting, "seed": run.seed, "resolves": len(resolves),
+            "regroupings": sum(1 for ids in moved_lists if ids), "moves": len(moved),
+            "jobs_moved": len(set(moved)), "pause_h": pause_h,
+            "cold_switch_extra_h": extra_s / SECONDS_PER_HOUR, "span_h": span_h,
+            "pause_per_span_pct": 100.0 * pause_h / span_h if span_h > 0 else math.nan,
+            "source": f"{run.events_path};{run.summary_path}",
+        })
+    return pd.DataFrame(rows, columns=list(MIGRATION_COLUMNS))
+
+
+# --------------------------------------------------------------------------- Fig. 19
+
+
+def failure_timeline(
+    phases: pd.DataFrame, jobs: pd.DataFrame, events: pd.DataFrame
+) -> pd.DataFrame:
+    """The failure replay's phases with names (:data:`TIMELINE_COLUMNS`), for Fig. 19.
+
+    ``phases``, ``jobs`` and ``events`` are the replay's phases.csv, jobs.csv and
+    events.csv. ``incarnation`` is 1 before the job's first resubmission, 2 after it, ...;
+    ``lost`` marks work the kill threw away: rows of an incarnation that ended in a kill
+    whose iteration is not below the iterations completed at the kill (the ``kill`` event's
+    ``iterations_done``), so the resubmitted job redoes them.
+    """
+    names = dict(zip(jobs["job"].astype(int), jobs["job_id"].astype(str), strict=True))
+    ev = events.copy()
+    ev["detail"] = ev["detail"].fillna("").astype(str)
+    resubmits: dict[str, list[float]] = {}
+    kills: dict[str, list[int]] = {}
+    for rec in ev.sort_values("time_s", kind="stable").itertuples(index=False):
+        if rec.kind == "resubmit":
+            resubmits.setdefault(str(rec.job_id), []).append(float(rec.time_s))
+        elif rec.kind == "kill":
+            done = dict(part.split("=", 1) for part in rec.detail.split() if "=" in part)
+            if "iterations_done" not in done:
+                raise ValueError(f"kill event of {rec.job_id!r} at {rec.time_s}: no "
+                                 "iterations_done in its detail")
+            kills.setdefault(str(rec.job_id), []).append(int(done["iterations_done"]))
+    rows = []
+    for rec in phases.itertuples(index=False):
+        job_id = names[int(rec.job)]
+        incarnation = 1 + int(np.searchsorted(resubmits.get(job_id, []),
+                                              float(rec.start_s), side="right"))
+        killed = kills.get(job_id, [])
+        lost = incarnation <= len(killed) and int(rec.iteration) >= killed[incarnation - 1]
+        pool = _POOL_NAMES[int(rec.pool)]
+        rows.append({
+            "job_id": job_id, "incarnation": incarnation,
+            "phase": _PHASE_NAMES[int(rec.phase)], "iteration": int(rec.iteration),
+            "node": f"{_NODE_PREFIX[pool]}{int(rec.node)}", "pool": pool,
+            "start_s": float(rec.start_s), "end_s": float(rec.end_s),
+            "work_s": float(rec.work_s), "lost": bool(lost),
+        })
+    out = pd.DataFrame(rows, columns=list(TIMELINE_COLUMNS))
+    return out.sort_values(["start_s", "pool", "node", "job_id", "iteration"],
+                           kind="stable").reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- claims
+
+
+def _mean_by(drift: pd.DataFrame, policy: str, column: str) -> pd.Series:
+    """Mean over seeds of ``column`` for ``policy``, per setting (every setting required)."""
+    part = drift[drift["policy"] == policy]
+    means = part.groupby("setting")[column].mean()
+    missing = [s for s in SETTINGS if s not in means.index]
+    if missing:
+        raise ValueError(f"drift table: no {policy!r} replay for setting(s) {missing}")
+    return means.reindex(list(SETTINGS))
+
+
+def robustness_metrics(
+    drift: pd.DataFrame,
+    utilisation: pd.DataFrame,
+    drift_source: str,
+    utilisation_source: str,
+    context: str = "",
+) -> pd.DataFrame:
+    """Claims C47-C52 as rows of the metrics contract (:data:`METRIC_COLUMNS`).
+
+    Every value is a mean over the seeds of a setting; ``context`` (e.g. the trace) ends
+    every note.
+    """
+    seeds = sorted(int(s) for s in drift["seed"].unique())
+    tail = f"; mean over seeds {seeds}" + (f"; {context}" if context else "")
+    ratio = _mean_by(drift, "rollmux", "cost_over_regroup")
+    rows: list[dict[str, Any]] = []
+    for setting in SETTINGS:
+        rows.append({
+            "metric": f"cost_over_regroup_{setting.lower()}", "value": float(ratio[setting]),
+            "low": math.nan, "high": math.nan, "unit": "x", "source": drift_source,
+            "note": f"static RollMux cost_usd_per_h over regroup's, {setting} drift" + tail,
+        })
+    slo = _mean_by(drift, "rollmux", "slo_attainment_pct")
+    rows.append({
+        "metric": "slo_rollmux_drift", "value": math.nan, "low": float(slo.min()),
+        "high": float(slo.max()), "unit": "%", "source": drift_source,
+        "note": "min..max of static RollMux SLO attainment over "
+                + ", ".join(f"{s} {slo[s]:.1f}" for s in SETTINGS) + tail,
+    })
+    base = pd.concat([_mean_by(drift, p, "cost_over_regroup") for p in ("random", "greedy")])
+    rows.append({
+        "metric": "cost_over_regroup_baselines", "value": math.nan, "low": float(base.min()),
+        "high": float(base.max()), "unit": "x", "source": drift_source,
+        "note": "min..max of Random and Most-Idle cost_usd_per_h over regroup's in "
+                + ", ".join(SETTINGS) + tail,
+    })
+    roll = utilisation[(utilisation["policy"] == "rollmux") & (utilisation["pool"] == "rollout")]
+    deficit = roll.groupby("setting")["deficit_vs_regroup_pp"].mean()
+    missing = [s for s in SETTINGS if s not in deficit.index]
+    if missing:
+        raise ValueError(f"utilisation table: no rollmux rollout rows for {missing}")
+    deficit = deficit.reindex(list(SETTINGS))
+    rows.append({
+        "metric": "rollout_util_deficit_vs_regroup", "value": float(deficit.max()),
+        "low": math.nan, "high": math.nan, "unit": "%", "source": utilisation_source,
+        "note": "max over settings of regroup minus static RollMux rollout utilisation, "
+                "percentage points (" + ", ".join(f"{s} {deficit[s]:+.2f}" for s in SETTINGS)
+                + ")" + tail,
+    })
+    return pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
+
+
+# --------------------------------------------------------------------------- hardware
+
+
+def _flatten(overrides: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted keys of a nested overrides mapping (``{"node": {"a": 1}}`` -> ``node.a``)."""
+    out: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"override keys must be non-empty strings, got {key!r}")
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+def hardware_yaml_text(overrides: Mapping[str, Any] | None = None) -> str:
+    """The packaged hardware defaults with ``overrides`` applied, as a hardware YAML file.
+
+    For ``rollmux simulate --hardware``: the documented defaults file with each
+    overridden leaf's ``value`` replaced (a new leaf is added as a bare value). The text
+    is checked to load to exactly ``load_hardware(overrides=overrides)``.
+    """
+    import yaml
+
+    from rollmux.hardware import default_hardware_path, load_hardware
+
+    expected = load_hardware(overrides=dict(overrides or {}))  # validates the keys
+    raw = yaml.safe_load(default_hardware_path().read_text(encoding="utf-8"))
+    for key, value in sorted(_flatten(overrides or {}).items()):
+        *parents, leaf = key.split(".")
+        cursor = raw
+        for part in parents:
+            cursor = cursor.setdefault(part, {})
+        if isinstance(cursor.get(leaf), dict):
+            cursor[leaf]["value"] = value
+        else:
+            cursor[leaf] = value
+    text = ("# Hardware of the robustness replays: src/rollmux/data/defaults.yaml with the "
+            "config's hardware_overrides applied (rollmux.sim.robustness.hardware_yaml_text).\n"
+            + yaml.safe_dump(raw, sort_keys=False))
+    got = load_hardware_text(text)
+    if got != expected:
+        raise ValueError("hardware_yaml_text: the written file does not reproduce the overrides")
+    return text
+
+
+def load_hardware_text(text: str) -> Any:
+    """The :class:`rollmux.hardware.Hardware` of a hardware YAML text (via a temp file)."""
+    import tempfile
+
+    from rollmux.hardware import load_hardware
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "hardware.yaml"
+        path.write_text(text, encoding="utf-8")
+        return load_hardware(path)

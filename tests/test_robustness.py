@@ -1,0 +1,404 @@
+"""Robustness stage (Fig. 16-19, claims C47-C52): rollmux.sim.robustness and its figures."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rollmux.hardware import load_hardware
+from rollmux.placement.regroup import migration_pause_s
+from rollmux.sim import robustness as rb
+from rollmux.sim.drift import TEMPLATES, length_factor
+from rollmux.traces import TraceError, load_trace
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = REPO / "traces"
+MICRO = TRACES / "microbench.csv"
+SIM = TRACES / "simulation-mixed.csv"
+FAILURE_JOBS = [{"job_id": "D1", "from": "Type-D"}, {"job_id": "D2", "from": "Type-D"},
+                {"job_id": "E", "from": "Type-E"}]
+
+
+def _script(name: str) -> ModuleType:
+    """Import an analysis script by file name."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "analysis" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def test_first_arrivals_keeps_the_earliest_jobs(tmp_path: Path) -> None:
+    """The derived trace holds the first n arrivals, every column unchanged, and validates."""
+    out = rb.write_validated_trace(rb.first_arrivals_text(SIM, 5), tmp_path / "t.csv")
+    jobs, full = load_trace(out), load_trace(SIM)
+    first = sorted(full, key=lambda j: j.arrival_s)[:5]
+    assert jobs == first
+    assert "first 5 of 300 arrivals of simulation-mixed.csv" in out.read_text()
+
+
+@pytest.mark.parametrize("n", [0, 300, 1000])
+def test_first_arrivals_zero_or_too_many_means_every_job(n: int) -> None:
+    """n = 0 or n >= the trace's length keeps every job."""
+    text = rb.first_arrivals_text(SIM, n)
+    assert text.count("\nsim-") == 300
+
+
+@pytest.mark.parametrize("n", [-1, 1.5, True])
+def test_first_arrivals_rejects_bad_counts(n: object) -> None:
+    """A negative, fractional or boolean count raises ValueError naming it."""
+    with pytest.raises(ValueError, match="n must be"):
+        rb.first_arrivals_text(SIM, n)  # type: ignore[arg-type]
+
+
+def test_write_validated_trace_leaves_nothing_on_an_invalid_trace(tmp_path: Path) -> None:
+    """An invalid trace raises TraceError and writes no file (not even a temporary one)."""
+    text = rb.first_arrivals_text(SIM, 2).replace(",H20,", ",H21,", 1)
+    with pytest.raises(TraceError):
+        rb.write_validated_trace(text, tmp_path / "bad.csv")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failure_trace_copies_jobs_with_new_ids_slo_and_iterations(tmp_path: Path) -> None:
+    """Copies keep the source job's columns, with the given id, SLO and iterations."""
+    text = rb.failure_trace_text(MICRO, FAILURE_JOBS, slo=1.2, iterations=7)
+    jobs = load_trace(rb.write_validated_trace(text, tmp_path / "f.csv"))
+    sources = {j.job_id: j for j in load_trace(MICRO)}
+    assert [j.job_id for j in jobs] == ["D1", "D2", "E"]
+    for job, spec in zip(jobs, FAILURE_JOBS, strict=True):
+        src = sources[spec["from"]]
+        assert job.slo == 1.2 and job.iterations == 7
+        assert job.rollout_s == src.rollout_s and job.train_gpus == src.train_gpus
+    assert text.startswith("# schema_version")
+
+
+@pytest.mark.parametrize(
+    ("jobs", "match"),
+    [
+        ([{"job_id": "X", "from": "Type-Z"}], "not in microbench.csv"),
+        ([{"job_id": "X", "from": "Type-A"}, {"job_id": "X", "from": "Type-B"}], "twice"),
+        ([{"job_id": "X", "from": "Type-A", "slo": 2}], "unknown key 'slo'"),
+        ([{"job_id": "", "from": "Type-A"}], "non-empty"),
+        ([], "non-empty list"),
+    ],
+)
+def test_failure_trace_rejects_bad_job_lists(jobs: list[dict[str, str]], match: str) -> None:
+    """Unknown sources, duplicate ids, unknown keys and empty lists raise ValueError."""
+    with pytest.raises(ValueError, match=match):
+        rb.failure_trace_text(MICRO, jobs)
+
+
+def test_failures_text_is_validated_and_sorted() -> None:
+    """The kill list is sorted by kill time; empty resubmission means never."""
+    text = rb.failures_text(
+        [{"job_id": "E", "kill_at_s": 2180, "resubmit_at_s": 4480},
+         {"job_id": "D1", "kill_at_s": 100.5}], ["D1", "E"])
+    assert text == "job_id,kill_at_s,resubmit_at_s\nD1,100.5,\nE,2180,4480\n"
+    with pytest.raises(ValueError, match="not in the trace"):
+        rb.failures_text([{"job_id": "Q", "kill_at_s": 1}], ["D1"])
+    with pytest.raises(ValueError, match="resubmit_at_s must be >="):
+        rb.failures_text([{"job_id": "D1", "kill_at_s": 10, "resubmit_at_s": 5}], ["D1"])
+
+
+def test_hardware_yaml_reproduces_the_overrides() -> None:
+    """The written hardware file loads to load_hardware(overrides=...), nested or dotted."""
+    overrides = {"node.host_mem_gb": 1024, "perf": {"train_mfu": 0.4}}
+    got = rb.load_hardware_text(rb.hardware_yaml_text(overrides))
+    assert got == load_hardware(overrides=overrides)
+    assert rb.load_hardware_text(rb.hardware_yaml_text({})) == load_hardware()
+    with pytest.raises(ValueError, match="unknown override"):
+        rb.hardware_yaml_text({"node.bogus": 1})
+
+
+# --------------------------------------------------------------------------- Fig. 16
+
+
+def test_template_curves_share_draws_and_follow_the_templates() -> None:
+    """Seven templates per job; same draws at progress 0; lengths scaled by f(p)."""
+    curves = rb.template_curves(MICRO, ["type-A", "type-C"], iterations=30, seed=0)
+    assert tuple(curves.columns) == rb.TEMPLATE_COLUMNS
+    assert len(curves) == 2 * len(TEMPLATES) * 30
+    for (_job_id, template), part in curves.groupby(["job_id", "template"]):
+        tpl = next(t for t in TEMPLATES if t.name == template)
+        expected = [length_factor(tpl, p) for p in part["progress"]]
+        np.testing.assert_allclose(part["length_factor"], expected)
+        np.testing.assert_allclose(part["iteration_s"],
+                                   part["rollout_s"] + part["train_s"] + part["sync_s"])
+    start = curves[curves["iteration"] == 0].groupby("job_id")["iteration_s"]
+    assert ((start.max() - start.min()) / start.mean() < 1e-9).all()
+    a = curves[curves["job_id"] == "Type-A"].pivot(index="iteration", columns="template",
+                                                    values="iteration_s")
+    assert (a["increasing-1.5"] >= a["none"] - 1e-9).all()
+    assert (a["decreasing-1.5"] <= a["none"] + 1e-9).all()
+    assert a["decreasing-1.5"].iloc[-1] < a["decreasing-0.5"].iloc[-1]
+
+
+def test_template_curves_are_deterministic_and_validate_inputs() -> None:
+    """Same seed, same table; an unknown workload or too few iterations raise."""
+    a = rb.template_curves(MICRO, ["type-B"], iterations=5, seed=3)
+    b = rb.template_curves(MICRO, ["type-B"], iterations=5, seed=3)
+    pd.testing.assert_frame_equal(a, b)
+    with pytest.raises(ValueError, match="no job of that class"):
+        rb.template_curves(MICRO, ["BL-S"], iterations=5)
+    with pytest.raises(ValueError, match="iterations must be"):
+        rb.template_curves(MICRO, ["type-B"], iterations=1)
+
+
+# --------------------------------------------------------------------------- Fig. 17, 18
+
+
+def _summary(cost: float, slo: float, rollout_bubble: float, train_bubble: float,
+             span_h: float = 10.0) -> dict[str, object]:
+    """A summary.json with the keys the drift table reads."""
+    return {"jobs": 4, "jobs_completed": 4, "span_h": span_h, "cost_usd_per_h": cost,
+            "total_cost_usd": cost * span_h, "slo_attainment": slo,
+            "bubble_fraction": {"rollout": rollout_bubble, "train": train_bubble}}
+
+
+# (policy -> cost, SLO attainment, rollout bubble, train bubble) per setting
+FAKE = {
+    "Increasing": {"rollmux": (110.0, 0.75, 0.30, 0.20), "random": (350.0, 0.5, 0.5, 0.5),
+                   "greedy": (330.0, 0.25, 0.4, 0.4), "regroup": (100.0, 1.0, 0.25, 0.30)},
+    "Decreasing": {"rollmux": (120.0, 1.0, 0.30, 0.20), "random": (360.0, 0.5, 0.5, 0.5),
+                   "greedy": (321.0, 0.5, 0.4, 0.4), "regroup": (100.0, 1.0, 0.28, 0.30)},
+    "Mixed": {"rollmux": (108.0, 0.5, 0.30, 0.20), "random": (355.0, 0.5, 0.5, 0.5),
+              "greedy": (325.0, 0.5, 0.4, 0.4), "regroup": (100.0, 1.0, 0.30, 0.30)},
+}
+
+
+def _fake_runs(root: Path) -> list[rb.RunRef]:
+    """Hand-written replays of every setting and policy (seed 0), regroup with events."""
+    runs = []
+    for setting, policies in FAKE.items():
+        for policy, (cost, slo, rbub, tbub) in policies.items():
+            folder = root / f"drift={setting}" / f"policy={policy}" / "seed=0"
+            folder.mkdir(parents=True)
+            (folder / "summary.json").write_text(json.dumps(_summary(cost, slo, rbub, tbub)))
+            events = ("time_s,kind,job_id,group_id,strategy,marginal_cost_usd_per_h,detail\n"
+                      "0,arrival,sim-0000,G0,new-group,1,\n"
+                      "3600,regroup,,,regroup,0,\n"
+                      "7200,regroup,,,regroup,-5,sim-0000 sim-0001\n"
+                      "10800,regroup,,,regroup,-5,sim-0001\n")
+            (folder / "events.csv").write_text(events)
+            runs.append(rb.RunRef(setting, policy, 0, folder))
+    return runs
+
+
+def test_drift_table_normalises_to_regroup(tmp_path: Path) -> None:
+    """Cost ratios over the same setting's regroup replay; percentages in percent."""
+    table = rb.drift_table(reversed(_fake_runs(tmp_path)))
+    assert tuple(table.columns) == rb.DRIFT_COLUMNS
+    assert list(table["setting"].unique()) == list(rb.SETTINGS)
+    assert list(table["policy"].iloc[:4]) == list(rb.POLICIES)
+    row = table[(table["setting"] == "Increasing") & (table["policy"] == "rollmux")].iloc[0]
+    assert row["cost_over_regroup"] == pytest.approx(1.1)
+    assert row["total_cost_over_regroup"] == pytest.approx(1.1)
+    assert row["slo_attainment_pct"] == pytest.approx(75.0)
+    assert row["util_rollout_pct"] == pytest.approx(70.0)
+    assert (table[table["policy"] == "regroup"]["cost_over_regroup"] == 1.0).all()
+
+
+def test_drift_table_needs_the_reference(tmp_path: Path) -> None:
+    """A setting without its regroup replay, or a duplicate replay, raises ValueError."""
+    runs = [r for r in _fake_runs(tmp_path) if not (r.setting == "Mixed" and
+                                                    r.policy == "regroup")]
+    with pytest.raises(ValueError, match="no 'regroup' replay"):
+        rb.drift_table(runs)
+    with pytest.raises(ValueError, match="twice"):
+        rb.drift_table(runs + runs[:1])
+    with pytest.raises(ValueError, match="setting must be"):
+        rb.RunRef("Sideways", "rollmux", 0, tmp_path)
+
+
+def test_utilisation_and_metrics_from_hand_written_replays(tmp_path: Path) -> None:
+    """Deficits in percentage points and the six claim rows, computed by hand."""
+    drift = rb.drift_table(_fake_runs(tmp_path))
+    util = rb.utilisation_table(drift)
+    assert tuple(util.columns) == rb.UTILISATION_COLUMNS
+    roll = util[(util["policy"] == "rollmux") & (util["pool"] == "rollout")]
+    np.testing.assert_allclose(roll["deficit_vs_regroup_pp"], [5.0, 2.0, 0.0])
+    train = util[(util["policy"] == "rollmux") & (util["pool"] == "train")]
+    np.testing.assert_allclose(train["deficit_vs_regroup_pp"], [-10.0, -10.0, -10.0])
+    metrics = rb.robustness_metrics(drift, util, "d.csv", "u.csv", context="toy")
+    assert tuple(metrics.columns) == rb.METRIC_COLUMNS
+    got = metrics.set_index("metric")
+    assert got.loc["cost_over_regroup_increasing", "value"] == pytest.approx(1.10)
+    assert got.loc["cost_over_regroup_decreasing", "value"] == pytest.approx(1.20)
+    assert got.loc["cost_over_regroup_mixed", "value"] == pytest.approx(1.08)
+    assert got.loc["slo_rollmux_drift", ["low", "high"]].tolist() == [50.0, 100.0]
+    assert math.isnan(got.loc["slo_rollmux_drift", "value"])
+    assert got.loc["cost_over_regroup_baselines", "low"] == pytest.approx(3.21)
+    assert got.loc["cost_over_regroup_baselines", "high"] == pytest.approx(3.60)
+    assert got.loc["rollout_util_deficit_vs_regroup", "value"] == pytest.approx(5.0)
+    assert got.loc["rollout_util_deficit_vs_regroup", "source"] == "u.csv"
+    assert list(got["unit"]) == ["x", "x", "x", "%", "x", "%"]
+    assert all(note.endswith("toy") for note in got["note"])
+
+
+def test_metrics_need_every_setting(tmp_path: Path) -> None:
+    """Missing a setting for a policy the claims use raises ValueError."""
+    drift = rb.drift_table(_fake_runs(tmp_path))
+    part = drift[~((drift["setting"] == "Mixed") & (drift["policy"] == "greedy"))]
+    with pytest.raises(ValueError, match="'greedy'"):
+        rb.robustness_metrics(part, rb.utilisation_table(part), "d", "u")
+
+
+def test_migration_table_sums_pauses_of_moved_jobs(tmp_path: Path) -> None:
+    """Pauses of every moved job by model size; empty re-solves counted apart."""
+    runs = [r for r in _fake_runs(tmp_path) if r.policy == "regroup"]
+    table = rb.migration_table(runs, SIM)
+    assert tuple(table.columns) == rb.MIGRATION_COLUMNS
+    jobs = {j.job_id: j for j in load_trace(SIM)}
+    pause = (migration_pause_s(jobs["sim-0000"].model_size_b)
+             + 2 * migration_pause_s(jobs["sim-0001"].model_size_b)) / 3600.0
+    row = table.iloc[0]
+    assert (row["resolves"], row["regroupings"], row["moves"], row["jobs_moved"]) == (3, 2, 3, 2)
+    assert row["pause_h"] == pytest.approx(pause)
+    assert row["pause_per_span_pct"] == pytest.approx(100 * pause / 10.0)
+    assert row["cold_switch_extra_h"] > 0
+    with pytest.raises(ValueError, match="not a 'regroup' replay"):
+        rb.migration_table(_fake_runs(tmp_path / "x")[:1], SIM)
+
+
+# --------------------------------------------------------------------------- Fig. 19
+
+
+def test_failure_timeline_from_hand_written_tables() -> None:
+    """Names, incarnations and lost work from a kill with 1 completed iteration."""
+    phases = pd.DataFrame(
+        [(0, 0, 0, 1, 0, 0.0, 10.0, 10.0, 8), (0, 1, 0, 2, 1, 10.0, 15.0, 5.0, 8),
+         (0, 0, 1, 1, 0, 15.0, 20.0, 5.0, 8), (1, 0, 0, 3, 0, 0.0, 12.0, 12.0, 8),
+         (0, 0, 1, 4, 0, 40.0, 50.0, 10.0, 8)],
+        columns=["job", "phase", "iteration", "node", "pool", "start_s", "end_s", "work_s",
+                 "gpus"])
+    jobs = pd.DataFrame({"job": [0, 1], "job_id": ["E", "D1"]})
+    events = pd.DataFrame({
+        "time_s": [0.0, 20.0, 40.0], "kind": ["arrival", "kill", "resubmit"],
+        "job_id": ["E", "E", "E"], "detail": [np.nan, "iterations_done=1", np.nan]})
+    out = rb.failure_timeline(phases, jobs, events)
+    assert tuple(out.columns) == rb.TIMELINE_COLUMNS
+    e = out[out["job_id"] == "E"].sort_values("start_s")
+    assert e["incarnation"].tolist() == [1, 1, 1, 2]
+    assert e["lost"].tolist() == [False, False, True, False]
+    assert e["node"].tolist() == ["R1", "T2", "R1", "R4"]
+    assert e["phase"].tolist() == ["rollout", "train", "rollout", "rollout"]
+    assert not out[out["job_id"] == "D1"]["lost"].any()
+    bad = events.assign(detail=["", "", ""])
+    with pytest.raises(ValueError, match="iterations_done"):
+        rb.failure_timeline(phases, jobs, bad)
+
+
+def test_failure_replay_resumes_from_the_last_completed_iteration(tmp_path: Path) -> None:
+    """End to end: the killed job rejoins its group and redoes only unfinished iterations."""
+    from rollmux.sim.cli import main as simulate_main
+
+    trace = rb.write_validated_trace(
+        rb.failure_trace_text(MICRO, FAILURE_JOBS, slo=1.2, iterations=6), tmp_path / "t.csv")
+    kills = tmp_path / "k.csv"
+    kills.write_text(rb.failures_text(
+        [{"job_id": "E", "kill_at_s": 2180, "resubmit_at_s": 4480}], ["D1", "D2", "E"]))
+    out = tmp_path / "replay"
+    code = simulate_main(["simulate", "--trace", str(trace), "--policy", "rollmux",
+                          "--failures", str(kills), "--quiet", "--out", str(out)])
+    assert code == 0
+    events = pd.read_csv(out / "events.csv", dtype={"detail": str}, keep_default_na=False)
+    timeline = rb.failure_timeline(pd.read_csv(out / "phases.csv"),
+                                   pd.read_csv(out / "jobs.csv"), events)
+    kill = events[events["kind"] == "kill"].iloc[0]
+    done = int(kill["detail"].split("=")[1])
+    groups = set(events[events["job_id"] == "E"]["group_id"]) - {""}
+    assert len(groups) == 1  # re-admitted into the same group
+    e = timeline[timeline["job_id"] == "E"]
+    second = e[e["incarnation"] == 2]
+    assert second["start_s"].min() >= 4480.0
+    assert second["iteration"].min() == done
+    assert sorted(second[second["phase"] == "train"]["iteration"]) == list(range(done, 6))
+    others = timeline[(timeline["job_id"] != "E") & (timeline["start_s"] > 2180.0)
+                      & (timeline["start_s"] < 4480.0)]
+    assert set(others["job_id"]) == {"D1", "D2"}  # the other members keep running
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def test_fig16_draws_deterministically(tmp_path: Path) -> None:
+    """Fig. 16 from a tiny template table: PNG and PDF, same bytes twice."""
+    curves = tmp_path / "templates.csv"
+    rb.template_curves(MICRO, ["type-A", "type-B"], iterations=8).to_csv(curves, index=False)
+    fig16 = _script("fig16_drift_templates")
+    blobs = []
+    for run in ("a", "b"):
+        png, pdf = tmp_path / f"{run}.png", tmp_path / f"{run}.pdf"
+        assert fig16.main(["--curves", str(curves), "--window", "3", "--png", str(png),
+                           "--pdf", str(pdf)]) == 0
+        blobs.append((png.read_bytes(), pdf.read_bytes()))
+    assert blobs[0] == blobs[1] and blobs[0][0][:4] == b"\x89PNG"
+    assert blobs[0][1][:4] == b"%PDF"
+
+
+def test_fig16_smoothing_window() -> None:
+    """The rolling mean keeps the row count and, with window 1, the raw values."""
+    fig16 = _script("fig16_drift_templates")
+    curves = rb.template_curves(MICRO, ["type-A"], iterations=6)
+    raw = fig16.smoothed(curves, 1)
+    np.testing.assert_allclose(raw["smoothed_s"], raw["iteration_s"])
+    assert len(fig16.smoothed(curves, 4)) == len(curves)
+    with pytest.raises(ValueError):
+        fig16.smoothed(curves, 0)
+
+
+def test_fig17_and_fig18_draw_from_hand_written_tables(tmp_path: Path) -> None:
+    """Fig. 17 and 18 from the hand-written drift, utilisation and migration tables."""
+    runs = _fake_runs(tmp_path / "runs")
+    drift = rb.drift_table(runs)
+    util = rb.utilisation_table(drift)
+    mig = rb.migration_table([r for r in runs if r.policy == "regroup"], SIM)
+    paths = {}
+    for name, frame in (("drift", drift), ("util", util), ("mig", mig)):
+        paths[name] = tmp_path / f"{name}.csv"
+        frame.to_csv(paths[name], index=False)
+    fig17 = _script("fig17_drift_cost")
+    assert fig17.main(["--drift", str(paths["drift"]), "--png", str(tmp_path / "17.png"),
+                       "--pdf", str(tmp_path / "17.pdf")]) == 0
+    stats = fig17.seed_stats(drift, "cost_over_regroup")
+    assert len(stats) == 12
+    fig18 = _script("fig18_drift_utilisation")
+    assert fig18.main(["--utilisation", str(paths["util"]), "--migration", str(paths["mig"]),
+                       "--png", str(tmp_path / "18.png"),
+                       "--pdf", str(tmp_path / "18.pdf")]) == 0
+    means = fig18.pool_means(util)
+    assert set(means["policy"]) == {"rollmux", "regroup"} and len(means) == 12
+    for name in ("17.png", "17.pdf", "18.png", "18.pdf"):
+        assert (tmp_path / name).stat().st_size > 1000
+
+
+def test_fig19_draws_from_a_hand_written_timeline(tmp_path: Path) -> None:
+    """Fig. 19 from a tiny timeline and event log."""
+    timeline = pd.DataFrame(
+        [("D1", 1, "rollout", 0, "R1", "rollout", 0.0, 10.0, 10.0, False),
+         ("E", 1, "rollout", 0, "R2", "rollout", 0.0, 8.0, 8.0, True),
+         ("D1", 1, "train", 0, "T3", "train", 10.0, 14.0, 4.0, False),
+         ("E", 2, "rollout", 0, "R4", "rollout", 20.0, 28.0, 8.0, False),
+         ("E", 2, "train", 0, "T3", "train", 28.0, 30.0, 2.0, False)],
+        columns=list(rb.TIMELINE_COLUMNS))
+    events = pd.DataFrame({"time_s": [0, 9, 20], "kind": ["arrival", "kill", "resubmit"],
+                           "job_id": ["E", "E", "E"], "group_id": ["G0", "G0", "G0"],
+                           "strategy": ["new-group", "", "new-group"],
+                           "marginal_cost_usd_per_h": [1, 0, 1],
+                           "detail": ["", "iterations_done=0", ""]})
+    timeline.to_csv(tmp_path / "t.csv", index=False)
+    events.to_csv(tmp_path / "e.csv", index=False)
+    fig19 = _script("fig19_failure_timeline")
+    assert fig19.main(["--timeline", str(tmp_path / "t.csv"), "--events", str(tmp_path / "e.csv"),
+                       "--png", str(tmp_path / "19.png"), "--pdf", str(tmp_path / "19.pdf")]) == 0
+    assert (tmp_path / "19.png").stat().st_size > 1000

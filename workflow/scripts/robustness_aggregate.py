@@ -1,0 +1,36 @@
+"""Snakemake adapter: drift replays -> drift.csv, utilisation.csv, migration.csv, metrics."""
+
+import logging
+from pathlib import Path
+
+from rollmux.hardware import load_hardware
+from rollmux.io import write_csv
+from rollmux.sim.robustness import (
+    REFERENCE_POLICY,
+    RunRef,
+    drift_table,
+    migration_table,
+    robustness_metrics,
+    utilisation_table,
+)
+
+snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
+hw = load_hardware(overrides=dict(snakemake.params.overrides) or None)
+runs = [
+    RunRef(run["setting"], run["policy"], int(run["seed"]), Path(summary).parent)
+    for run, summary in zip(snakemake.params.runs, snakemake.input.summaries, strict=True)
+]
+out = snakemake.output
+drift = drift_table(runs)
+utilisation = utilisation_table(drift)
+migration = migration_table([r for r in runs if r.policy == REFERENCE_POLICY],
+                            snakemake.input.trace, hw)
+metrics = robustness_metrics(drift, utilisation, out.drift, out.utilisation,
+                             context=snakemake.params.context)
+write_csv(drift, out.drift, "%.10g")
+write_csv(utilisation, out.utilisation, "%.10g")
+write_csv(migration, out.migration, "%.10g")
+write_csv(metrics, out.metrics, "%.6g")
+logging.info("%d replays; wrote %s, %s, %s, %s", len(runs), out.drift, out.utilisation,
+             out.migration, out.metrics)
