@@ -1,6 +1,8 @@
 # rollmux: the two set-up commands of the README.
-#   make reproduce   create .venv if missing, install rollmux, run the quick pipeline
-#   make test        create .venv if missing, install rollmux[test], run ruff and pytest
+#   make reproduce   create .venv if missing, install rollmux, run the quick pipeline, then
+#                    build the HTML report (figures/report.html)
+#   make test        create .venv if missing, install rollmux[test,cluster], run ruff and pytest
+# Paper scale: make reproduce CONFIG=config/paper.yaml
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,11 +23,12 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,cluster]"
 	touch $@ $(VENV)/.installed
 
-reproduce: $(VENV)/.installed  ## run the quick pipeline on the default trace
+reproduce: $(VENV)/.installed  ## run the pipeline (CONFIG=config/paper.yaml for paper scale), then the HTML report
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+	$(BIN)/snakemake --configfile $(CONFIG) --report figures/report.html
 
 test: $(VENV)/.installed-test  ## ruff + pytest (Hypothesis included)
 	$(BIN)/ruff check .

@@ -8,6 +8,9 @@ min_version("8.0")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/theorem1.smk"

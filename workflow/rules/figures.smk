@@ -22,7 +22,11 @@ rule fig01_gantt:
     input:
         phases=rules.gantt_phases.output.phases,
     output:
-        png="figures/fig01_gantt.png",
+        png=report(
+            "figures/fig01_gantt.png",
+            caption="../report/fig01_gantt.rst",
+            category="Figures",
+        ),
         pdf="figures/fig01_gantt.pdf",
     params:
         python=sys.executable,

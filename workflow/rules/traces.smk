@@ -58,7 +58,11 @@ rule fig02_phase_durations:
     input:
         phases="results/traces/trace=production-default/phases.csv",
     output:
-        png="figures/fig02_phase_durations.png",
+        png=report(
+            "figures/fig02_phase_durations.png",
+            caption="../report/fig02_phase_durations.rst",
+            category="Figures",
+        ),
         pdf="figures/fig02_phase_durations.pdf",
     params:
         python=sys.executable,

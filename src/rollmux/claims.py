@@ -1,0 +1,581 @@
+"""Claims report: each of the paper's numbers (the claims ledger) next to ours.
+
+The ledger, ``rollmux/data/claims.csv``, holds the rows of ``../shared/paper/claims.csv``
+plus, per claim, whether it is reproducible here, why not, and a short explanation shown
+when our value differs. The tolerance of each kind of claim is stated once, in
+``rollmux/data/claims_tolerances.yaml``. Every pipeline stage that backs a claim writes
+``results/metrics/<stage>.csv`` (the metrics contract of ``workflow/README.md``); this
+module validates those files, joins them with the ledger on ``metric`` and classifies each
+claim as ``reproduced``, ``differs`` or ``not reproducible here``.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from rollmux.io import write_csv, write_json, write_text
+
+#: Columns of ``../shared/paper/claims.csv`` (the paper's facts), in order.
+PAPER_COLUMNS: tuple[str, ...] = (
+    "claim_id",
+    "section",
+    "figure",
+    "statement",
+    "metric",
+    "paper_value",
+    "paper_low",
+    "paper_high",
+    "unit",
+    "kind",
+)
+#: Columns the ledger adds to the paper's.
+LEDGER_COLUMNS: tuple[str, ...] = (
+    *PAPER_COLUMNS,
+    "reproducible",
+    "not_reproducible_reason",
+    "differs_reason",
+)
+#: Columns of every ``results/metrics/<stage>.csv`` (workflow/README.md).
+METRICS_COLUMNS: tuple[str, ...] = ("metric", "value", "low", "high", "unit", "source", "note")
+#: Kinds of claim and the units a ledger row may use.
+KINDS: tuple[str, ...] = ("ratio", "value", "range", "lower_bound", "upper_bound", "property")
+UNITS: tuple[str, ...] = ("x", "%", "USD/h", "s", "ms", "GPUs", "kUSD/h", "bool")
+
+REPRODUCED = "reproduced"
+DIFFERS = "differs"
+NOT_REPRODUCIBLE = "not reproducible here"
+#: Statuses in report order.
+STATUSES: tuple[str, ...] = (REPRODUCED, DIFFERS, NOT_REPRODUCIBLE)
+
+#: Columns of the report (figures/claims.csv), in order.
+REPORT_COLUMNS: tuple[str, ...] = (
+    "claim_id",
+    "section",
+    "figure",
+    "statement",
+    "metric",
+    "unit",
+    "kind",
+    "paper",
+    "ours",
+    "ratio",
+    "difference",
+    "comparison",
+    "tolerance",
+    "status",
+    "reason",
+    "source",
+)
+
+# Slack on tolerance comparisons, so a value exactly at the edge is not lost to rounding.
+_EPS = 1e-9
+
+
+class ClaimsError(ValueError):
+    """A ledger or metrics file is malformed, or a reproducible claim has no result."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    """How close ours must be to the paper's value for one kind of claim."""
+
+    kind: str
+    rule: str
+    relative: float | None = None
+    percent_points: float | None = None
+
+    def slack(self, paper: float, unit: str) -> float:
+        """Allowed absolute deviation from ``paper`` (percentage points for unit ``%``)."""
+        if unit == "%" and self.percent_points is not None:
+            return self.percent_points
+        if self.relative is None:
+            return 0.0
+        return self.relative * abs(paper)
+
+    def describe(self, unit: str) -> str:
+        """One-line statement of the tolerance as applied to a claim in ``unit``."""
+        if unit == "%" and self.percent_points is not None:
+            return f"+-{_fmt(self.percent_points)} pp"
+        if self.relative is not None:
+            return f"+-{_fmt(100 * self.relative)}% relative"
+        return self.rule
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Our value(s) against the paper's for one claim."""
+
+    ours: str
+    ratio: float
+    difference: float
+    comparison: str
+    holds: bool
+
+
+def ledger_path() -> Path:
+    """Path of the ledger shipped with the package."""
+    return Path(str(resources.files("rollmux") / "data" / "claims.csv"))
+
+
+def tolerances_path() -> Path:
+    """Path of the tolerance-by-kind file shipped with the package."""
+    return Path(str(resources.files("rollmux") / "data" / "claims_tolerances.yaml"))
+
+
+def _fmt(x: float) -> str:
+    """Four significant digits, never in scientific notation (stable across runs)."""
+    if not math.isfinite(x):
+        return str(x)
+    text = np.format_float_positional(x, precision=4, unique=False, fractional=False, trim="-")
+    return "0" if text in ("-0", "0") else text
+
+
+def _where(path: Path | str, row: int, column: str) -> str:
+    """Location prefix ``file:line: row N, column C`` (header on line 1, rows from 1)."""
+    return f"{path}:{row + 1}: row {row}, column {column}"
+
+
+def _read_table(path: Path | str) -> pd.DataFrame:
+    """Read a CSV as strings, lines starting with ``#`` skipped; a clear error if unreadable."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ClaimsError(f"{path}: no such file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ClaimsError(f"{path}: cannot read ({exc})") from exc
+    body = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
+    try:
+        return pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ClaimsError(f"{path}: not a readable CSV file ({exc})") from exc
+
+
+def _data_line_numbers(path: Path | str) -> list[int]:
+    """File line number of each data row (comment and blank lines skipped, header first)."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    content = [i + 1 for i, line in enumerate(lines) if line.strip() and not line.startswith("#")]
+    return content[1:]
+
+
+def _number(text: str) -> float | None:
+    """Parse a finite number; ``None`` for an empty cell; ``ValueError`` otherwise."""
+    text = text.strip()
+    if text == "":
+        return None
+    if text.lower() in ("true", "false"):
+        return 1.0 if text.lower() == "true" else 0.0
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number: {text!r}")
+    return value
+
+
+def load_ledger(path: Path | str | None = None) -> pd.DataFrame:
+    """Load and validate the claims ledger (strings; numbers parsed where used)."""
+    path = ledger_path() if path is None else Path(path)
+    table = _read_table(path)
+    missing = [c for c in LEDGER_COLUMNS if c not in table.columns]
+    extra = [c for c in table.columns if c not in LEDGER_COLUMNS]
+    if missing or extra:
+        raise ClaimsError(
+            f"{path}: header must be {','.join(LEDGER_COLUMNS)}"
+            + (f"; missing {missing}" if missing else "")
+            + (f"; unexpected {extra}" if extra else "")
+        )
+    lines = _data_line_numbers(path)
+    problems: list[str] = []
+    seen_ids: dict[str, int] = {}
+    seen_metrics: dict[str, int] = {}
+    for i, rec in enumerate(table.to_dict("records")):
+        line = lines[i] if i < len(lines) else i + 2
+        where = f"{path}:{line}: row {i + 1} ({rec['claim_id'] or '?'}), column"
+        for key, seen in (("claim_id", seen_ids), ("metric", seen_metrics)):
+            if not rec[key]:
+                problems.append(f"{where} {key}: empty")
+            elif rec[key] in seen:
+                problems.append(f"{where} {key}: duplicate {rec[key]!r} (row {seen[rec[key]]})")
+            else:
+                seen[rec[key]] = i + 1
+        if rec["kind"] not in KINDS:
+            problems.append(f"{where} kind: {rec['kind']!r} is not one of {', '.join(KINDS)}")
+        if rec["unit"] not in UNITS:
+            problems.append(f"{where} unit: {rec['unit']!r} is not one of {', '.join(UNITS)}")
+        needed = ("paper_low", "paper_high") if rec["kind"] == "range" else ("paper_value",)
+        for column in ("paper_value", "paper_low", "paper_high"):
+            try:
+                value = _number(rec[column])
+            except ValueError:
+                problems.append(f"{where} {column}: not a number: {rec[column]!r}")
+                continue
+            if column in needed and value is None:
+                problems.append(f"{where} {column}: empty, but kind {rec['kind']} needs it")
+        if rec["reproducible"] not in ("yes", "no"):
+            problems.append(f"{where} reproducible: {rec['reproducible']!r} must be yes or no")
+        if rec["reproducible"] == "no" and not rec["not_reproducible_reason"].strip():
+            problems.append(f"{where} not_reproducible_reason: empty for a claim marked no")
+    if problems:
+        raise ClaimsError("\n".join(problems))
+    return table
+
+
+def compare_with_paper(ledger: pd.DataFrame, paper_csv: Path | str) -> list[str]:
+    """Differences between the ledger's paper columns and ``paper_csv`` (empty: in step)."""
+    paper = _read_table(paper_csv)
+    if tuple(paper.columns) != PAPER_COLUMNS:
+        return [f"{paper_csv}: columns {list(paper.columns)}, ledger expects {PAPER_COLUMNS}"]
+    ours = ledger.set_index("claim_id")
+    theirs = paper.set_index("claim_id")
+    problems = [
+        f"{cid}: in {paper_csv} but not in the ledger"
+        for cid in theirs.index.difference(ours.index)
+    ]
+    problems += [
+        f"{cid}: in the ledger but not in {paper_csv}"
+        for cid in ours.index.difference(theirs.index)
+    ]
+    for cid in theirs.index.intersection(ours.index, sort=False):
+        for column in PAPER_COLUMNS[1:]:
+            a, b = str(ours.at[cid, column]).strip(), str(theirs.at[cid, column]).strip()
+            if a != b:
+                problems.append(f"{cid}, column {column}: ledger {a!r}, paper {b!r}")
+    return problems
+
+
+def load_tolerances(
+    path: Path | str | None = None, overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Tolerance]:
+    """Tolerance per kind of claim, from the tolerances file with per-kind ``overrides``."""
+    path = tolerances_path() if path is None else Path(path)
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ClaimsError(f"{path}: cannot read tolerances ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ClaimsError(f"{path}: expected a mapping of kind -> tolerance")
+    overrides = dict(overrides or {})
+    unknown = sorted(set(overrides) - set(KINDS))
+    if unknown:
+        raise ClaimsError(f"claims.tolerance_overrides: unknown kind(s) {unknown}; known {KINDS}")
+    tolerances: dict[str, Tolerance] = {}
+    for kind in KINDS:
+        entry = {**(data.get(kind) or {}), **dict(overrides.get(kind, {}))}
+        if "rule" not in entry:
+            raise ClaimsError(f"{path}: kind {kind!r} has no entry with a `rule`")
+        for key in ("relative", "percent_points"):
+            value = entry.get(key)
+            if value is not None and (not isinstance(value, int | float) or value < 0):
+                raise ClaimsError(f"{path}: {kind}.{key} = {value!r} must be a number >= 0")
+        tolerances[kind] = Tolerance(
+            kind=kind,
+            rule=str(entry["rule"]),
+            relative=None if entry.get("relative") is None else float(entry["relative"]),
+            percent_points=(
+                None if entry.get("percent_points") is None else float(entry["percent_points"])
+            ),
+        )
+    return tolerances
+
+
+def read_metrics(paths: Sequence[Path | str], ledger: pd.DataFrame) -> pd.DataFrame:
+    """Read and validate metrics files; one row per metric, with ``file`` and ``line``.
+
+    Raises ClaimsError listing every problem (file, line, row and column): wrong header,
+    a metric not in the ledger, a unit other than the ledger's, a value that is not a
+    number, a missing value (or low/high for range claims), or a metric reported twice.
+    """
+    by_metric = ledger.set_index("metric")
+    problems: list[str] = []
+    records: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        table = _read_table(path)
+        if tuple(table.columns) != METRICS_COLUMNS:
+            problems.append(
+                f"{path}:1: header {','.join(table.columns)} must be exactly "
+                f"{','.join(METRICS_COLUMNS)} (workflow/README.md)"
+            )
+            continue
+        lines = _data_line_numbers(path)
+        for i, rec in enumerate(table.to_dict("records")):
+            line = lines[i] if i < len(lines) else i + 2
+            where = f"{path}:{line}: row {i + 1}, column"
+            metric = rec["metric"].strip()
+            if metric not in by_metric.index:
+                problems.append(f"{where} metric: {metric!r} is not a metric of the claims ledger")
+                continue
+            if metric in seen:
+                problems.append(f"{where} metric: {metric!r} already reported at {seen[metric]}")
+                continue
+            seen[metric] = f"{path}:{line}"
+            claim = by_metric.loc[metric]
+            if rec["unit"].strip() != claim["unit"]:
+                problems.append(
+                    f"{where} unit: {rec['unit']!r}, but claim {claim['claim_id']} is in "
+                    f"{claim['unit']!r}"
+                )
+            numbers: dict[str, float | None] = {}
+            for column in ("value", "low", "high"):
+                try:
+                    numbers[column] = _number(rec[column])
+                except ValueError:
+                    problems.append(f"{where} {column}: not a number: {rec[column]!r}")
+                    numbers[column] = None
+            needed = ("low", "high") if claim["kind"] == "range" else ("value",)
+            for column in needed:
+                if numbers[column] is None and rec[column].strip() == "":
+                    problems.append(
+                        f"{where} {column}: empty, but claim {claim['claim_id']} "
+                        f"({claim['kind']}) needs it"
+                    )
+            low, high = numbers["low"], numbers["high"]
+            if low is not None and high is not None and low > high:
+                problems.append(f"{where} low: {_fmt(low)} > high {_fmt(high)}")
+            records.append(
+                {
+                    "metric": metric,
+                    **numbers,
+                    "source": rec["source"].strip(),
+                    "note": rec["note"].strip(),
+                    "file": str(path),
+                    "line": line,
+                }
+            )
+    if problems:
+        raise ClaimsError("\n".join(problems))
+    return pd.DataFrame(
+        records, columns=["metric", "value", "low", "high", "source", "note", "file", "line"]
+    )
+
+
+def compare(
+    kind: str,
+    unit: str,
+    paper: tuple[float | None, float | None, float | None],
+    ours: tuple[float | None, float | None, float | None],
+    tolerance: Tolerance,
+) -> Comparison:
+    """Compare our (value, low, high) with the paper's for one claim of ``kind``.
+
+    ``ratio`` (ours / paper) and ``difference`` (ours - paper) are set for single values
+    and NaN for ranges, whose ``comparison`` text compares each end.
+    """
+    p_value, p_low, p_high = paper
+    o_value, o_low, o_high = ours
+    pp = unit == "%"
+    if kind == "range":
+        if p_low is None or p_high is None or o_low is None or o_high is None:
+            raise ClaimsError(f"range claim needs low and high: paper {paper}, ours {ours}")
+        lo_ok = o_low >= p_low - tolerance.slack(p_low, unit) - _EPS
+        hi_ok = o_high <= p_high + tolerance.slack(p_high, unit) + _EPS
+        if pp:
+            text = f"low {o_low - p_low:+.1f} pp, high {o_high - p_high:+.1f} pp"
+        else:
+            text = f"low x{_ratio(o_low, p_low):.3f}, high x{_ratio(o_high, p_high):.3f}"
+        return Comparison(
+            ours=f"{_fmt(o_low)}-{_fmt(o_high)}",
+            ratio=math.nan,
+            difference=math.nan,
+            comparison=text,
+            holds=lo_ok and hi_ok,
+        )
+    if p_value is None or o_value is None:
+        raise ClaimsError(f"{kind} claim needs a value: paper {paper}, ours {ours}")
+    ratio = _ratio(o_value, p_value)
+    difference = o_value - p_value
+    if kind in ("ratio", "value"):
+        holds = abs(difference) <= tolerance.slack(p_value, unit) + _EPS
+        text = f"{difference:+.1f} pp" if pp else f"x{ratio:.3f}"
+    elif kind == "lower_bound":
+        holds = o_value >= p_value - _EPS
+        text = "ours >= paper" if holds else "ours < paper"
+    elif kind == "upper_bound":
+        holds = o_value <= p_value + _EPS
+        text = "ours <= paper" if holds else "ours > paper"
+    elif kind == "property":
+        holds = abs(difference) <= _EPS
+        text = "equal" if holds else "not equal"
+    else:
+        raise ClaimsError(f"unknown kind of claim {kind!r}; known {KINDS}")
+    return Comparison(_fmt(o_value), ratio, difference, text, holds)
+
+
+def _ratio(ours: float, paper: float) -> float:
+    """ours / paper, NaN when the paper's value is 0."""
+    return ours / paper if paper != 0 else math.nan
+
+
+def _opt(x: Any) -> float | None:
+    """A number from a metrics row, ``None`` for an empty (NaN) cell."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return float(x)
+
+
+def _paper_text(kind: str, value: float | None, low: float | None, high: float | None) -> str:
+    """The paper's value or range as shown in the report."""
+    if kind == "range":
+        return f"{_fmt(low or 0.0)}-{_fmt(high or 0.0)}"
+    return _fmt(value or 0.0)
+
+
+def claims_report(
+    ledger: pd.DataFrame, metrics: pd.DataFrame, tolerances: Mapping[str, Tolerance]
+) -> pd.DataFrame:
+    """One row per claim: paper, ours, comparison, status and reason.
+
+    A reproducible claim whose metric is in no metrics file raises ClaimsError naming
+    every such metric, so a gap cannot pass silently.
+    """
+    ours_by_metric = metrics.set_index("metric")
+    missing = [
+        f"{rec['metric']} (claim {rec['claim_id']})"
+        for rec in ledger.to_dict("records")
+        if rec["reproducible"] == "yes" and rec["metric"] not in ours_by_metric.index
+    ]
+    if missing:
+        files = sorted(set(metrics["file"])) if len(metrics) else []
+        raise ClaimsError(
+            "no result for reproducible claim(s): "
+            + ", ".join(missing)
+            + f"; looked in {', '.join(files) if files else 'no metrics rows'}"
+            + " (add the metric to a results/metrics/<stage>.csv, or mark the claim"
+            " reproducible=no with a reason in the ledger)"
+        )
+    rows: list[dict[str, Any]] = []
+    for rec in ledger.to_dict("records"):
+        kind, unit = rec["kind"], rec["unit"]
+        tolerance = tolerances[kind]
+        paper = (_number(rec["paper_value"]), _number(rec["paper_low"]), _number(rec["paper_high"]))
+        row: dict[str, Any] = {
+            **{c: rec[c] for c in ("claim_id", "section", "figure", "statement", "metric")},
+            "unit": unit,
+            "kind": kind,
+            "paper": _paper_text(kind, *paper),
+            "ours": "",
+            "ratio": math.nan,
+            "difference": math.nan,
+            "comparison": "",
+            "tolerance": tolerance.describe(unit),
+            "source": "",
+        }
+        holds = False
+        if rec["metric"] in ours_by_metric.index:
+            ours = ours_by_metric.loc[rec["metric"]]
+            numbers = (_opt(ours["value"]), _opt(ours["low"]), _opt(ours["high"]))
+            result = compare(kind, unit, paper, numbers, tolerance)
+            holds = result.holds
+            row.update(
+                ours=result.ours,
+                ratio=result.ratio,
+                difference=result.difference,
+                comparison=result.comparison,
+                source=ours["source"],
+            )
+        if rec["reproducible"] == "no":
+            reason = rec["not_reproducible_reason"]
+            if rec["metric"] not in ours_by_metric.index:
+                reason = f"no result: {reason}"
+            row.update(status=NOT_REPRODUCIBLE, reason=reason)
+        elif holds:
+            row.update(status=REPRODUCED, reason="")
+        else:
+            row.update(
+                status=DIFFERS,
+                reason=rec["differs_reason"]
+                or "not yet explained (no differs_reason in the ledger)",
+            )
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
+
+
+def status_counts(report: pd.DataFrame) -> dict[str, int]:
+    """Number of claims per status (every status present, zero included)."""
+    return {status: int((report["status"] == status).sum()) for status in STATUSES}
+
+
+def counts_line(counts: Mapping[str, int]) -> str:
+    """One-line summary, e.g. ``56 claims: 30 reproduced, 23 differs, 3 not reproducible here``."""
+    total = sum(counts.values())
+    return f"{total} claims: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES)
+
+
+def _cell(text: Any) -> str:
+    """A Markdown table cell: pipes escaped, no line breaks."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: pd.DataFrame, tolerances: Mapping[str, Tolerance]) -> str:
+    """The claims report as Markdown: counts, tolerances, then one table row per claim."""
+    lines = [
+        "# Claims: the paper's numbers next to ours",
+        "",
+        f"**{counts_line(status_counts(report))}.**",
+        "",
+        "Status: `reproduced` (ours within the tolerance of the claim's kind), `differs`"
+        " (outside it; the reason explains why, where known), `not reproducible here`"
+        " (the ledger, src/rollmux/data/claims.csv, says why).",
+        "",
+        "Tolerances by kind (src/rollmux/data/claims_tolerances.yaml):",
+        "",
+    ]
+    for kind in KINDS:
+        tol = tolerances[kind]
+        numbers = []
+        if tol.relative is not None:
+            numbers.append(f"relative {_fmt(tol.relative)}")
+        if tol.percent_points is not None:
+            numbers.append(f"{_fmt(tol.percent_points)} pp for %")
+        suffix = f" ({', '.join(numbers)})" if numbers else ""
+        lines.append(f"- `{kind}`: {tol.rule}{suffix}")
+    lines += [
+        "",
+        "| claim | where | statement | unit | paper | ours | ours vs paper | status | reason |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for rec in report.to_dict("records"):
+        cells = [
+            rec["claim_id"],
+            f"§{rec['section']} {rec['figure']}",
+            rec["statement"],
+            rec["unit"],
+            rec["paper"],
+            rec["ours"] or "-",
+            rec["comparison"] or "-",
+            rec["status"],
+            rec["reason"],
+        ]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def build_claims_report(
+    metrics_paths: Iterable[Path | str],
+    out_csv: Path | str,
+    out_md: Path | str,
+    out_summary: Path | str,
+    ledger: Path | str | None = None,
+    tolerances: Path | str | None = None,
+    tolerance_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, int]:
+    """Validate, join and classify; write the CSV, Markdown and JSON counts atomically."""
+    table = load_ledger(ledger)
+    tols = load_tolerances(tolerances, tolerance_overrides)
+    metrics = read_metrics(list(metrics_paths), table)
+    report = claims_report(table, metrics, tols)
+    counts = status_counts(report)
+    write_csv(report, out_csv, float_format="%.4g")
+    write_text(out_md, render_markdown(report, tols))
+    write_json(
+        {"counts": counts, "total": len(report), "summary": counts_line(counts)}, out_summary
+    )
+    return counts

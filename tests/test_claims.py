@@ -1,0 +1,234 @@
+"""Claims ledger and claims report: ledger in step with the paper, validation, statuses."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pandas as pd
+import pytest
+import yaml
+
+from rollmux.claims import (
+    DIFFERS,
+    METRICS_COLUMNS,
+    NOT_REPRODUCIBLE,
+    REPRODUCED,
+    ClaimsError,
+    build_claims_report,
+    compare,
+    compare_with_paper,
+    load_ledger,
+    load_tolerances,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER_CLAIMS = ROOT.parent / "shared" / "paper" / "claims.csv"
+
+
+def _metrics_rows(ledger: pd.DataFrame) -> list[dict[str, str]]:
+    """One metrics row per reproducible claim, carrying the paper's own numbers."""
+    return [
+        {
+            "metric": rec["metric"],
+            "value": rec["paper_value"],
+            "low": rec["paper_low"],
+            "high": rec["paper_high"],
+            "unit": rec["unit"],
+            "source": "results/test.csv",
+            "note": "test row",
+        }
+        for rec in ledger.to_dict("records")
+        if rec["reproducible"] == "yes"
+    ]
+
+
+def _write(path: Path, rows: list[dict[str, str]]) -> Path:
+    """Write metrics rows with the contract's columns."""
+    pd.DataFrame(rows, columns=list(METRICS_COLUMNS)).to_csv(path, index=False)
+    return path
+
+
+def _build(tmp_path: Path, rows: list[dict[str, str]]) -> tuple[dict[str, int], pd.DataFrame]:
+    """Run the report on two metrics files holding ``rows``; return counts and the table."""
+    half = len(rows) // 2
+    files = [_write(tmp_path / "a.csv", rows[:half]), _write(tmp_path / "b.csv", rows[half:])]
+    counts = build_claims_report(
+        files, tmp_path / "claims.csv", tmp_path / "claims.md", tmp_path / "summary.json"
+    )
+    return counts, pd.read_csv(tmp_path / "claims.csv", dtype=str, keep_default_na=False)
+
+
+def test_ledger_matches_paper_claims() -> None:
+    """The ledger carries exactly the rows and values of ../shared/paper/claims.csv."""
+    if not PAPER_CLAIMS.exists():
+        pytest.skip(f"{PAPER_CLAIMS} not present (../shared is beside the project in CI)")
+    assert compare_with_paper(load_ledger(), PAPER_CLAIMS) == []
+
+
+def test_ledger_reasons() -> None:
+    """Every not-reproducible claim says why; most claims are reproducible."""
+    ledger = load_ledger()
+    no = ledger[ledger["reproducible"] == "no"]
+    assert (no["not_reproducible_reason"].str.len() > 20).all()
+    assert len(no) < len(ledger) / 4
+    assert "C46" in set(no["claim_id"])
+
+
+def test_ledger_differs_reasons_carry_no_numbers_of_ours() -> None:
+    """Explanations are prose: no ratios (e.g. '1.26x') typed into the ledger's reasons."""
+    ledger = load_ledger()
+    for column in ("differs_reason", "not_reproducible_reason"):
+        for claim, text in zip(ledger["claim_id"], ledger[column], strict=True):
+            assert not re.search(r"\d+(\.\d+)?\s*x\b", text), f"{claim} {column}: {text}"
+
+
+def test_all_reproduced_when_ours_equal_paper(tmp_path: Path) -> None:
+    """Paper values fed back as ours reproduce every reproducible claim; counts written."""
+    ledger = load_ledger()
+    counts, table = _build(tmp_path, _metrics_rows(ledger))
+    n_no = int((ledger["reproducible"] == "no").sum())
+    assert counts == {REPRODUCED: len(ledger) - n_no, DIFFERS: 0, NOT_REPRODUCIBLE: n_no}
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["counts"] == counts and summary["total"] == len(ledger)
+    assert list(table["claim_id"]) == list(ledger["claim_id"])
+    no_result = table[table["status"] == NOT_REPRODUCIBLE]["reason"]
+    assert no_result.str.startswith("no result: ").all()
+    markdown = (tmp_path / "claims.md").read_text()
+    assert summary["summary"] in markdown and markdown.count("\n| C") == len(ledger)
+
+
+def test_differs_shows_ledger_reason(tmp_path: Path) -> None:
+    """A value outside tolerance differs, with the ledger's explanation; within it, no reason."""
+    ledger = load_ledger()
+    rows = _metrics_rows(ledger)
+    by_metric = {row["metric"]: row for row in rows}
+    by_metric["cost_ratio_solod_over_rollmux"]["value"] = "1.26"  # paper 1.84
+    by_metric["cost_ratio_verl_over_rollmux"]["value"] = "1.45"  # paper 1.38, within 10%
+    by_metric["theorem1_holds"]["value"] = "0"
+    _, table = _build(tmp_path, rows)
+    rec = table.set_index("claim_id")
+    assert rec.at["C01", "status"] == DIFFERS
+    assert "synthetic" in rec.at["C01", "reason"]
+    assert rec.at["C01", "comparison"] == "x0.685"
+    assert rec.at["C02", "status"] == REPRODUCED and rec.at["C02", "reason"] == ""
+    assert rec.at["C53", "status"] == DIFFERS and "counterexample" in rec.at["C53", "reason"]
+
+
+def test_missing_reproducible_metric_fails_loudly(tmp_path: Path) -> None:
+    """A reproducible claim with no result is an error naming the metric."""
+    rows = [r for r in _metrics_rows(load_ledger()) if r["metric"] != "migration_speedup"]
+    with pytest.raises(ClaimsError, match=r"migration_speedup \(claim C25\)"):
+        _build(tmp_path, rows)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"metric": "no_such_metric"}, r"a\.csv:3: row 2, column metric: 'no_such_metric'"),
+        ({"unit": "s"}, r"a\.csv:3: row 2, column unit: 's', but claim"),
+        ({"value": "abc"}, r"a\.csv:3: row 2, column value: not a number: 'abc'"),
+        ({"value": ""}, r"a\.csv:3: row 2, column value: empty, but claim"),
+    ],
+)
+def test_bad_metrics_row_names_file_row_field(
+    tmp_path: Path, change: dict[str, str], message: str
+) -> None:
+    """Validation errors name the file, line, row and column."""
+    rows = _metrics_rows(load_ledger())
+    rows[1] = {**rows[1], **change}
+    with pytest.raises(ClaimsError, match=message):
+        _build(tmp_path, rows)
+
+
+def test_bad_header_and_duplicates(tmp_path: Path) -> None:
+    """A wrong header and a metric reported twice are both reported."""
+    rows = _metrics_rows(load_ledger())
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame(rows).drop(columns=["note"]).to_csv(bad, index=False)
+    with pytest.raises(ClaimsError, match=r"bad\.csv:1: header"):
+        build_claims_report([bad], tmp_path / "c.csv", tmp_path / "c.md", tmp_path / "s.json")
+    dup = _write(tmp_path / "dup.csv", [*rows, rows[0]])
+    with pytest.raises(ClaimsError, match=r"already reported at .*dup\.csv:2"):
+        build_claims_report([dup], tmp_path / "c.csv", tmp_path / "c.md", tmp_path / "s.json")
+    assert not (tmp_path / "c.csv").exists()
+
+
+def test_range_bounds_and_property_rules() -> None:
+    """Range within the widened range, bounds as inequalities, property as equality."""
+    tol = load_tolerances()
+    paper = (None, 1.06, 1.28)
+    assert compare("range", "x", paper, (None, 1.0, 1.3), tol["range"]).holds
+    assert not compare("range", "x", paper, (None, 0.9, 1.3), tol["range"]).holds
+    assert compare("range", "%", (None, 37.0, 58.0), (None, 33.0, 62.0), tol["range"]).holds
+    assert not compare("range", "%", (None, 37.0, 58.0), (None, 30.0, 62.0), tol["range"]).holds
+    assert compare(
+        "lower_bound", "s", (18000.0, None, None), (20000.0, None, None), tol["lower_bound"]
+    ).holds
+    assert not compare(
+        "upper_bound", "%", (5.9, None, None), (6.0, None, None), tol["upper_bound"]
+    ).holds
+    assert not compare(
+        "property", "bool", (1.0, None, None), (0.0, None, None), tol["property"]
+    ).holds
+    assert compare("value", "%", (100.0, None, None), (95.0, None, None), tol["value"]).holds
+
+
+def test_tolerance_overrides() -> None:
+    """Config overrides change one number of one kind; unknown kinds are rejected."""
+    tol = load_tolerances(overrides={"value": {"percent_points": 1.0}})
+    assert tol["value"].percent_points == 1.0 and tol["value"].relative == 0.10
+    assert not compare("value", "%", (100.0, None, None), (98.0, None, None), tol["value"]).holds
+    with pytest.raises(ClaimsError, match="unknown kind"):
+        load_tolerances(overrides={"nonsense": {"relative": 0.2}})
+
+
+def test_report_is_deterministic(tmp_path: Path) -> None:
+    """Two builds from the same inputs give the same bytes."""
+    rows = _metrics_rows(load_ledger())
+    _build(tmp_path, rows)
+    first = {p: (tmp_path / p).read_bytes() for p in ("claims.csv", "claims.md", "summary.json")}
+    _build(tmp_path, rows)
+    assert first == {p: (tmp_path / p).read_bytes() for p in first}
+
+
+def test_bad_ledger_row_names_line_and_column(tmp_path: Path) -> None:
+    """A ledger edit that breaks a row is reported with its file line and column."""
+    text = (Path(__file__).resolve().parents[1] / "src/rollmux/data/claims.csv").read_text()
+    lines = text.splitlines(keepends=True)
+    header = next(i for i, line in enumerate(lines) if line.startswith("claim_id,"))
+    lines[header + 2] = lines[header + 2].replace(",ratio,yes,", ",ratios,maybe,", 1)
+    bad = tmp_path / "claims.csv"
+    bad.write_text("".join(lines))
+    with pytest.raises(ClaimsError) as error:
+        load_ledger(bad)
+    message = str(error.value)
+    assert f"claims.csv:{header + 3}: row 2 (C02), column kind: 'ratios'" in message
+    assert "column reproducible: 'maybe' must be yes or no" in message
+
+
+def test_note_with_hash_is_kept(tmp_path: Path) -> None:
+    """A '#' inside a metrics field is data, not a comment."""
+    rows = _metrics_rows(load_ledger())
+    rows[0] = {**rows[0], "source": "results/a.csv#row 3"}
+    _, table = _build(tmp_path, rows)
+    assert table.set_index("metric").at[rows[0]["metric"], "source"] == "results/a.csv#row 3"
+
+
+def test_config_section_schema() -> None:
+    """Both configs' `claims` sections validate; unknown kinds and keys are rejected."""
+    root = Path(__file__).resolve().parents[1]
+    schema = yaml.safe_load((root / "workflow/schemas/claims.schema.yaml").read_text())
+    for name in ("config.yaml", "paper.yaml"):
+        section = yaml.safe_load((root / "config" / name).read_text())["claims"]
+        jsonschema.validate(section, schema)
+        load_tolerances(overrides=section.get("tolerance_overrides"))
+    jsonschema.validate({"tolerance_overrides": {"value": {"percent_points": 2.0}}}, schema)
+    for bad in (
+        {"tolerance_overrides": {"bogus": {}}},
+        {"tolerance_overrides": {"ratio": {"x": 1}}},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)

@@ -1,0 +1,287 @@
+"""Snakemake pipeline: lint, DAGs of both profiles, determinism, resume, claims, HTML report.
+
+The real runs happen in a temporary copy of the pipeline (Snakefile, workflow/, config/,
+analysis/, traces/ and the claims ledger) with a tiny config derived at test time from
+config/config.yaml, on a small subset of cheap targets (about 3 s of work per job; most
+of each run is Snakemake's and Python's start-up).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Files and folders of the repository a pipeline copy needs.
+PIPELINE_FILES = (
+    "Snakefile",
+    "workflow",
+    "config",
+    "analysis",
+    "traces",
+    "environment.yml",
+    "pyproject.toml",
+    "src/rollmux/data",
+)
+#: Cheap targets of the determinism runs: two independent jobs, so two cores run both
+#: at once.
+SMALL_TARGETS = (
+    "results/theorem1/summary.csv",
+    "results/traces/trace=microbench/stats.csv",
+)
+#: The report's global description, as declared in the root Snakefile.
+REPORT_LINE = 'report: "workflow/report/workflow.rst"'
+#: Stages of the metrics contract (workflow/rules/claims.smk).
+METRIC_STAGES = ("production", "simulation", "robustness", "models")
+
+
+def copy_pipeline(dest: Path) -> Path:
+    """Copy the files the pipeline needs into ``dest`` (no results, figures or state)."""
+    for name in PIPELINE_FILES:
+        source = ROOT / name
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            ignore = shutil.ignore_patterns("__pycache__", ".snakemake", "*.pyc")
+            shutil.copytree(source, target, ignore=ignore)
+        else:
+            shutil.copy2(source, target)
+    return dest
+
+
+def write_tiny_config(workdir: Path) -> Path:
+    """config/config.yaml with the few keys the small targets use made tiny."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["theorem1"]["instances"] = 3
+    config["gantt"]["iterations"] = 1
+    config["microbench"]["iterations"] = 2
+    config.setdefault("traces", {})["characterise"] = ["microbench"]
+    path = workdir / "config" / "tiny.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=True))
+    return path
+
+
+def snakemake_command(workdir: Path, *args: str) -> list[str]:
+    """Command line of Snakemake in ``workdir`` on the tiny config (targets first)."""
+    return [sys.executable, "-m", "snakemake", *args, "--configfile", "config/tiny.yaml"]
+
+
+def snakemake(workdir: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    """Run Snakemake in ``workdir``; fail the test with its output if it fails."""
+    result = subprocess.run(
+        snakemake_command(workdir, *args),
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert result.returncode == 0, f"snakemake {' '.join(args)} failed:\n{result.stderr[-4000:]}"
+    return result
+
+
+def digests(workdir: Path) -> dict[str, str]:
+    """SHA-256 of every result and figure file (logs excluded), by relative path."""
+    files = [
+        path
+        for folder in ("results", "figures")
+        for path in sorted((workdir / folder).rglob("*"))
+        if path.is_file() and "logs" not in path.relative_to(workdir).parts
+    ]
+    return {
+        str(path.relative_to(workdir)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in files
+    }
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the pipeline with the small targets built once, on one core."""
+    workdir = copy_pipeline(tmp_path_factory.mktemp("clean"))
+    write_tiny_config(workdir)
+    snakemake(workdir, *SMALL_TARGETS, "--cores", "1")
+    return workdir
+
+
+def test_lint_clean() -> None:
+    """`snakemake --lint` finds nothing to complain about."""
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--lint"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Congratulations" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("config", ["config/config.yaml", "config/paper.yaml"])
+def test_dry_run_builds_dag(config: str, tmp_path: Path) -> None:
+    """Both profiles validate and give a complete DAG of `rule all`, claims report included."""
+    workdir = copy_pipeline(tmp_path)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--dry-run",
+            "--quiet",
+            "rules",
+            "--configfile",
+            config,
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    assert "claims_report" in output and "all" in output
+
+
+def test_runs_are_byte_identical_across_cores(clean_run: Path, tmp_path: Path) -> None:
+    """A second, independent run on two cores writes the same bytes as the one-core run."""
+    workdir = copy_pipeline(tmp_path)
+    write_tiny_config(workdir)
+    snakemake(workdir, *SMALL_TARGETS, "--cores", "2")
+    first, second = digests(clean_run), digests(workdir)
+    assert set(SMALL_TARGETS) <= set(first)
+    assert first == second
+
+
+def test_rerun_has_nothing_to_do(clean_run: Path) -> None:
+    """Rebuilding finished targets is a no-op (nothing rerun, nothing rewritten)."""
+    before = digests(clean_run)
+    result = snakemake(clean_run, *SMALL_TARGETS, "--cores", "1", "--dry-run")
+    assert "Nothing to be done" in result.stdout + result.stderr
+    assert digests(clean_run) == before
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_cleanly(clean_run: Path, tmp_path: Path) -> None:
+    """SIGKILL mid-run leaves no corrupt output; --unlock + --rerun-incomplete finishes it.
+
+    The kill lands as soon as the job's script has started; whether or not its atomic
+    write had happened by then, the target must afterwards be either absent or complete,
+    and the resumed run must give the clean run's bytes. Marked slow (about 12 s on an
+    idle 2-core machine): three Snakemake start-ups (killed run, unlock, resume).
+    """
+    target = "results/theorem1/summary.csv"
+    workdir = copy_pipeline(tmp_path)
+    write_tiny_config(workdir)
+    log = workdir / "results" / "logs" / "theorem1_summary.log"
+    proc = subprocess.Popen(
+        snakemake_command(workdir, target, "--cores", "1"),
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not log.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    output = workdir / target
+    if output.exists():  # the write beat the kill: it must be whole
+        assert output.read_bytes() == (clean_run / target).read_bytes()
+    snakemake(workdir, "--unlock")
+    snakemake(workdir, target, "--cores", "1", "--rerun-incomplete")
+    assert output.read_bytes() == (clean_run / target).read_bytes()
+    # a script killed inside its atomic write may leave its hidden temporary file, never
+    # a visible partial output
+    assert sorted(p.name for p in output.parent.iterdir() if not p.name.startswith(".")) == [
+        "summary.csv"
+    ]
+
+
+def _write_metrics(workdir: Path) -> None:
+    """Metrics files carrying the paper's own numbers for every reproducible claim."""
+    ledger = pd.read_csv(
+        workdir / "src/rollmux/data/claims.csv", dtype=str, keep_default_na=False, comment="#"
+    )
+    rows = ledger[ledger["reproducible"] == "yes"].rename(
+        columns={"paper_value": "value", "paper_low": "low", "paper_high": "high"}
+    )
+    rows = rows.assign(source="test", note="paper value fed back")[
+        ["metric", "value", "low", "high", "unit", "source", "note"]
+    ]
+    folder = workdir / "results" / "metrics"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, stage in enumerate(METRIC_STAGES):
+        rows.iloc[i :: len(METRIC_STAGES)].to_csv(folder / f"{stage}.csv", index=False)
+
+
+def test_claims_rule_and_html_report(clean_run: Path) -> None:
+    """The claims rule joins the metrics files; the HTML report holds the figure and the table.
+
+    Only the claims rule and the figure's rules are allowed, so the metrics files written
+    here stand in for the simulation stages' outputs.
+    """
+    _write_metrics(clean_run)
+    allowed = ("--allowed-rules", "claims_report", "gantt_phases", "fig01_gantt")
+    targets = ("figures/fig01_gantt.png", "figures/claims.csv", "figures/claims.md")
+    snakemake(clean_run, *targets, "--cores", "2", *allowed)
+    summary = yaml.safe_load((clean_run / "results" / "claims_summary.json").read_text())
+    assert summary["counts"]["differs"] == 0 and summary["total"] > 50
+    assert summary["summary"] in (clean_run / "figures" / "claims.md").read_text()
+    # the global description of the report (root Snakefile); added to this copy if absent
+    snakefile = clean_run / "Snakefile"
+    text = snakefile.read_text()
+    if REPORT_LINE not in text:
+        anchor = 'configfile: "config/config.yaml"\n'
+        assert anchor in text, "root Snakefile without its configfile line"
+        snakefile.write_text(text.replace(anchor, f"{anchor}{REPORT_LINE}\n", 1))
+    report = clean_run / "figures" / "report.html"
+    snakemake(
+        clean_run,
+        "figures/fig01_gantt.png",
+        "figures/claims.csv",
+        "--report",
+        str(report),
+        *allowed,
+    )
+    html = report.read_text(encoding="utf-8")
+    assert "fig01_gantt.png" in html and "claims.csv" in html
+    assert 'src="http' not in html, "the report must be self-contained"
+    assert "rollmux Snakemake pipeline" in html, "workflow/report/workflow.rst not rendered"
+
+
+def test_claims_rule_fails_on_missing_metric(clean_run: Path, tmp_path: Path) -> None:
+    """A reproducible claim without a result fails the rule, naming the metric."""
+    workdir = copy_pipeline(tmp_path)
+    write_tiny_config(workdir)
+    _write_metrics(workdir)
+    models = workdir / "results" / "metrics" / "models.csv"
+    table = pd.read_csv(models, dtype=str, keep_default_na=False)
+    dropped = table["metric"].iloc[0]
+    table.iloc[1:].to_csv(models, index=False)
+    result = subprocess.run(
+        snakemake_command(
+            workdir, "figures/claims.csv", "--cores", "1", "--allowed-rules", "claims_report"
+        ),
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode != 0
+    log = (workdir / "results" / "logs" / "claims_report.log").read_text()
+    assert dropped in log and "no result" in log
+    assert not (workdir / "figures" / "claims.csv").exists()

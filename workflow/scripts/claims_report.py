@@ -1,0 +1,22 @@
+"""Snakemake adapter: the claims report (figures/claims.{csv,md}, results/claims_summary.json)."""
+
+import logging
+
+from rollmux.claims import build_claims_report, counts_line
+
+snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
+try:
+    counts = build_claims_report(
+        snakemake.input.metrics,
+        out_csv=snakemake.output.table,
+        out_md=snakemake.output.markdown,
+        out_summary=snakemake.output.summary,
+        ledger=snakemake.input.ledger,
+        tolerances=snakemake.input.tolerances,
+        tolerance_overrides=snakemake.params.tolerance_overrides,
+    )
+except ValueError as exc:  # ClaimsError: name the file, row and field in the log too
+    logging.error("%s", exc)
+    raise
+logging.info("%s", counts_line(counts))
