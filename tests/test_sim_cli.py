@@ -10,7 +10,16 @@ import pandas as pd
 import pytest
 
 from rollmux.jobs import RLJob
-from rollmux.sim.cli import default_out_dir, main, register
+from rollmux.sim.cli import (
+    UNGROUPED_POLICIES,
+    SloSetting,
+    default_out_dir,
+    draw_slos,
+    group_size_options,
+    main,
+    parse_slo,
+    register,
+)
 from rollmux.sim.records import EVENT_COLUMNS, JOB_COLUMNS, PHASE_COLUMNS
 from rollmux.traces.loader import trace_text
 
@@ -124,3 +133,120 @@ def test_register_adds_the_simulate_command() -> None:
                               "--no-migration", "--drift", "Mixed"])
     assert args.command == "simulate" and args.no_migration and args.drift == "Mixed"
     assert args.fidelity == "event" and args.seed == 0
+
+
+# ------------------------------------------------------------- --slo, --max-group-size
+
+
+def test_parse_slo_values_and_errors() -> None:
+    """--slo: 'trace' keeps the trace, a number or LO,HI; anything else is refused."""
+    assert parse_slo("trace") is None and parse_slo(" TRACE ") is None
+    assert parse_slo("1.2") == SloSetting(1.2, 1.2)
+    one_two = parse_slo("1,2")
+    assert one_two == SloSetting(1.0, 2.0) and one_two.is_range
+    assert one_two.label() == "1,2" and parse_slo("2.0").label() == "2"
+    for bad, words in (("0.9", ">= 1"), ("2,1", "LO <= HI"), ("abc", "LO,HI"),
+                       ("1,2,3", "LO,HI"), ("1,", "LO,HI"), ("nan", ">= 1"),
+                       ("inf", ">= 1")):
+        with pytest.raises(ValueError, match=words):
+            parse_slo(bad)
+
+
+def test_slo_draws_are_seeded_per_job_and_in_range() -> None:
+    """A range draws U(LO, HI) per job from (seed, job id): order and subset do not matter."""
+    ids = [f"j{k}" for k in range(200)]
+    setting = SloSetting(1.0, 2.0)
+    slos = draw_slos(ids, setting, seed=3)
+    assert all(1.0 <= s <= 2.0 for s in slos) and len(set(slos)) == len(slos)
+    assert 1.35 < sum(slos) / len(slos) < 1.65
+    assert draw_slos(ids, setting, seed=3) == slos
+    assert draw_slos(ids[::-1], setting, seed=3) == slos[::-1]
+    assert draw_slos(ids[:10], setting, seed=3) == slos[:10]
+    assert draw_slos(ids, setting, seed=4) != slos
+    assert draw_slos(ids[:3], SloSetting(1.5, 1.5), seed=0) == [1.5, 1.5, 1.5]
+
+
+def test_slo_override_applies_to_every_job_and_is_policy_independent(tmp_path: Path) -> None:
+    """--slo 1.2 sets every job's SLO; --slo 1,2 gives each job the same SLO under every
+    policy; the setting is recorded in config.json."""
+    trace = _trace(tmp_path / "small.csv", n=5)
+    fixed = tmp_path / "fixed"
+    assert main(["simulate", "--trace", str(trace), "--policy", "rollmux", "--quiet",
+                 "--slo", "1.2", "--out", str(fixed)]) == 0
+    assert set(pd.read_csv(fixed / "jobs.csv")["slo"]) == {1.2}
+    assert json.loads((fixed / "config.json").read_text())["slo_override"] == "1.2"
+    drawn = {}
+    for policy in ("rollmux", "solo-d", "random"):
+        out = tmp_path / policy
+        assert main(["simulate", "--trace", str(trace), "--policy", policy, "--quiet",
+                     "--seed", "2", "--slo", "1,2", "--out", str(out)]) == 0
+        drawn[policy] = pd.read_csv(out / "jobs.csv").set_index("job_id")["slo"]
+    assert drawn["rollmux"].equals(drawn["solo-d"]) and drawn["rollmux"].equals(
+        drawn["random"])
+    assert drawn["rollmux"].between(1.0, 2.0).all() and drawn["rollmux"].nunique() == 5
+    default = tmp_path / "default"
+    assert main(["simulate", "--trace", str(trace), "--policy", "rollmux", "--quiet",
+                 "--out", str(default)]) == 0
+    assert set(pd.read_csv(default / "jobs.csv")["slo"]) == {1.5}
+    assert json.loads((default / "config.json").read_text())["slo_override"] is None
+
+
+def test_max_group_size_reaches_grouping_policies_only(tmp_path: Path) -> None:
+    """--max-group-size 1 keeps every job alone under rollmux; solo-d ignores the limit."""
+    trace = _trace(tmp_path / "small.csv", n=5)
+    solo = tmp_path / "one"
+    assert main(["simulate", "--trace", str(trace), "--policy", "rollmux", "--quiet",
+                 "--max-group-size", "1", "--out", str(solo)]) == 0
+    jobs = pd.read_csv(solo / "jobs.csv")
+    assert jobs["group_id"].nunique() == len(jobs)
+    config = json.loads((solo / "config.json").read_text())
+    assert config["policy_options"] == {"max_group_size": 1}
+    assert config["max_group_size"] == 1 and config["max_group_size_applied"] is True
+    ignored = tmp_path / "solo"
+    assert main(["simulate", "--trace", str(trace), "--policy", "solo-d", "--quiet",
+                 "--max-group-size", "2", "--out", str(ignored)]) == 0
+    config = json.loads((ignored / "config.json").read_text())
+    assert config["policy_options"] == {} and config["max_group_size_applied"] is False
+
+
+def test_group_size_options_rule() -> None:
+    """Grouping policies take the limit, ungrouped ones ignore it, bad values are refused."""
+    for policy in ("rollmux", "random", "greedy", "optimal", "regroup", "rollmux-noprune"):
+        assert group_size_options(policy, 3) == ({"max_group_size": 3}, True)
+    for policy in UNGROUPED_POLICIES:
+        assert group_size_options(policy, 3) == ({}, False)
+    assert group_size_options("rollmux", None) == ({}, False)
+    with pytest.raises(ValueError, match="max_group_size"):
+        group_size_options("rollmux", 0)
+
+
+def test_bad_slo_and_group_size_exit_2(tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Readable one-line errors, exit 2, nothing written."""
+    trace = _trace(tmp_path / "small.csv")
+    out = tmp_path / "out"
+    assert main(["simulate", "--trace", str(trace), "--policy", "rollmux", "--slo", "0.5",
+                 "--out", str(out)]) == 2
+    assert "--slo '0.5'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "--trace", str(trace), "--policy", "rollmux",
+              "--max-group-size", "0", "--out", str(out)])
+    assert exc.value.code == 2
+    assert "--max-group-size" in capsys.readouterr().err
+    assert main(["simulate", "--trace", str(trace), "--policy", "rollmux",
+                 "--hardware-overrides", "[1]", "--out", str(out)]) == 2
+    assert "JSON object" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_hardware_overrides_change_prices(tmp_path: Path) -> None:
+    """--hardware-overrides applies dotted keys (a dearer H20 raises Solo-D's cost)."""
+    trace = _trace(tmp_path / "small.csv", n=2)
+    costs = []
+    for name, extra in (("base", []), ("dear", ["--hardware-overrides",
+                                                 '{"gpus.H20.price_usd_per_h": 3.7}'])):
+        out = tmp_path / name
+        assert main(["simulate", "--trace", str(trace), "--policy", "solo-d", "--quiet",
+                     *extra, "--out", str(out)]) == 0
+        costs.append(json.loads((out / "summary.json").read_text())["cost_usd_per_h"])
+    assert costs[1] > costs[0]

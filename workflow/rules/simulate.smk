@@ -1,1 +1,276 @@
-# Trace replays (`rollmux simulate`) and their key=value sweeps.
+# Trace replays (`rollmux simulate`) and their key=value sweeps: Fig. 14 (production
+# trace), Fig. 15 (sensitivity to workload, SLO and group size), Fig. 20 (mixed
+# workload), each policy's cost over the fluid lower bound, and the claims metrics
+# results/metrics/production.csv (C01-C13, C56) and simulation.csv (C28-C44).
+#
+# One generic rule replays a trace into
+#   results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}/
+# (slo=trace keeps the trace's SLOs). A trace name `<name>-first<N>` is the window of the
+# first N arrivals of traces/<name>.csv (written by sim_window; config sim.sensitivity.
+# window). The runs each table needs come from rollmux.sim.sweeps.sweep_plan(config).
+import dataclasses
+import json
+from pathlib import Path
+
+from rollmux.sim.sweeps import run_files, sweep_plan, trace_file
+
+SIM_PLAN = sweep_plan(config["sim"], config["seed"])
+SIM_OVERRIDES = config.get("hardware_overrides", {})
+
+
+wildcard_constraints:
+    maxgroup=r"\d+",
+    seed=r"\d+",
+
+
+rule sim_window:
+    conda:
+        ENV
+    input:
+        trace="traces/{base}.csv",
+    output:
+        trace="results/sim/traces/{base}-first{n}.csv",
+    wildcard_constraints:
+        n=r"[1-9]\d*",
+    log:
+        "results/logs/sim/window/{base}-first{n}.log",
+    script:
+        "../scripts/sim_window.py"
+
+
+rule sim_replay:
+    conda:
+        ENV
+    input:
+        trace=lambda w: trace_file(w.trace),
+    output:
+        summary="results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}/summary.json",
+        timeseries="results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}/timeseries.csv",
+        jobs="results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}/jobs.csv",
+    params:
+        python=sys.executable,
+        out=lambda w, output: str(Path(output.summary).parent),
+        hardware=(
+            f"--hardware-overrides '{json.dumps(SIM_OVERRIDES, sort_keys=True)}'"
+            if SIM_OVERRIDES
+            else ""
+        ),
+    log:
+        "results/logs/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}.log",
+    benchmark:
+        "results/logs/sim/benchmark/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}.tsv"
+    shell:
+        "{params.python} -m rollmux.sim.cli simulate --trace {input.trace} "
+        "--policy {wildcards.policy} --seed {wildcards.seed} --slo '{wildcards.slo}' "
+        "--max-group-size {wildcards.maxgroup} --no-phases --quiet {params.hardware} "
+        "--out {params.out} > {log} 2>&1"
+
+
+rule sim_production:
+    conda:
+        ENV
+    input:
+        summaries=run_files(SIM_PLAN.production, "summary.json"),
+        timeseries=run_files(SIM_PLAN.production, "timeseries.csv"),
+    output:
+        table="results/sim/production.csv",
+        timeseries="results/sim/production_timeseries.csv",
+    log:
+        "results/logs/sim/production.log",
+    script:
+        "../scripts/sim_collect.py"
+
+
+rule sim_mixed:
+    conda:
+        ENV
+    input:
+        summaries=run_files(SIM_PLAN.mixed, "summary.json"),
+        timeseries=run_files(SIM_PLAN.mixed, "timeseries.csv"),
+    output:
+        table="results/sim/mixed.csv",
+        timeseries="results/sim/mixed_timeseries.csv",
+    params:
+        settings=[dataclasses.asdict(SIM_PLAN.mixed_setting)],
+        reference=SIM_PLAN.reference,
+    log:
+        "results/logs/sim/mixed.log",
+    script:
+        "../scripts/sim_collect.py"
+
+
+rule sim_sensitivity:
+    conda:
+        ENV
+    input:
+        summaries=run_files(SIM_PLAN.sensitivity, "summary.json"),
+        timeseries=run_files(SIM_PLAN.sensitivity, "timeseries.csv"),
+    output:
+        table="results/sim/sensitivity.csv",
+    params:
+        settings=[dataclasses.asdict(s) for s in SIM_PLAN.settings],
+        reference=SIM_PLAN.reference,
+    log:
+        "results/logs/sim/sensitivity.log",
+    script:
+        "../scripts/sim_collect.py"
+
+
+rule sim_fluid:
+    conda:
+        ENV
+    input:
+        summaries=run_files(SIM_PLAN.fluid, "summary.json"),
+        timeseries=run_files(SIM_PLAN.fluid, "timeseries.csv"),
+        jobs=run_files(SIM_PLAN.fluid, "jobs.csv"),
+        traces=[trace_file(t) for t in sorted({k.trace for k in SIM_PLAN.fluid})],
+    output:
+        table="results/sim/fluid.csv",
+        timeseries="results/sim/fluid_timeseries.csv",
+    params:
+        trace_names=sorted({k.trace for k in SIM_PLAN.fluid}),
+        overrides=SIM_OVERRIDES,
+    log:
+        "results/logs/sim/fluid.log",
+    script:
+        "../scripts/sim_fluid.py"
+
+
+rule sim_metrics_production:
+    conda:
+        ENV
+    input:
+        table=rules.sim_production.output.table,
+    output:
+        metrics="results/metrics/production.csv",
+    log:
+        "results/logs/sim/metrics_production.log",
+    script:
+        "../scripts/sim_metrics.py"
+
+
+rule sim_metrics_simulation:
+    conda:
+        ENV
+    input:
+        sensitivity=rules.sim_sensitivity.output.table,
+        mixed=rules.sim_mixed.output.table,
+    output:
+        metrics="results/metrics/simulation.csv",
+    params:
+        window=SIM_PLAN.window,
+        slo_endpoints=config["sim"].get("metrics", {}).get("slo_endpoints", ["1.2", "2"]),
+    log:
+        "results/logs/sim/metrics_simulation.log",
+    script:
+        "../scripts/sim_metrics.py"
+
+
+rule fig14_trace_replay:
+    conda:
+        ENV
+    input:
+        table=rules.sim_production.output.table,
+        timeseries=rules.sim_production.output.timeseries,
+    output:
+        png=report(
+            "figures/fig14_trace_replay.png",
+            caption="../report/fig14_trace_replay.rst",
+            category="Trace replay",
+        ),
+        pdf="figures/fig14_trace_replay.pdf",
+    params:
+        python=sys.executable,
+        policies=",".join(config["sim"].get("figures", {}).get(
+            "fig14_policies", ["rollmux", "solo-d", "verl"])),
+    log:
+        "results/logs/fig14_trace_replay.log",
+    shell:
+        "{params.python} analysis/fig14_trace_replay.py --table {input.table} "
+        "--timeseries {input.timeseries} --policies {params.policies} "
+        "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+rule fig15_sensitivity:
+    conda:
+        ENV
+    input:
+        table=rules.sim_sensitivity.output.table,
+    output:
+        png=report(
+            "figures/fig15_sensitivity.png",
+            caption="../report/fig15_sensitivity.rst",
+            category="Trace replay",
+        ),
+        pdf="figures/fig15_sensitivity.pdf",
+    params:
+        python=sys.executable,
+        policies=",".join(config["sim"].get("figures", {}).get(
+            "fig15_policies", ["rollmux", "random", "greedy"])),
+    log:
+        "results/logs/fig15_sensitivity.log",
+    shell:
+        "{params.python} analysis/fig15_sensitivity.py --table {input.table} "
+        "--policies {params.policies} --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+rule fig20_mixed:
+    conda:
+        ENV
+    input:
+        table=rules.sim_mixed.output.table,
+        timeseries=rules.sim_mixed.output.timeseries,
+    output:
+        png=report(
+            "figures/fig20_mixed.png",
+            caption="../report/fig20_mixed.rst",
+            category="Trace replay",
+        ),
+        pdf="figures/fig20_mixed.pdf",
+    params:
+        python=sys.executable,
+    log:
+        "results/logs/fig20_mixed.log",
+    shell:
+        "{params.python} analysis/fig20_mixed.py --table {input.table} "
+        "--timeseries {input.timeseries} --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+rule fig_fluid_bound:
+    conda:
+        ENV
+    input:
+        table=rules.sim_fluid.output.table,
+        fluid=rules.sim_fluid.output.timeseries,
+        timeseries=rules.sim_production.output.timeseries,
+    output:
+        png=report(
+            "figures/fig_fluid_bound.png",
+            caption="../report/fig_fluid_bound.rst",
+            category="Trace replay",
+        ),
+        pdf="figures/fig_fluid_bound.pdf",
+    params:
+        python=sys.executable,
+    log:
+        "results/logs/fig_fluid_bound.log",
+    shell:
+        "{params.python} analysis/fig_fluid_bound.py --table {input.table} "
+        "--fluid {input.fluid} --timeseries {input.timeseries} "
+        "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+TARGETS.extend(
+    [
+        rules.sim_production.output.table,
+        rules.sim_sensitivity.output.table,
+        rules.sim_mixed.output.table,
+        rules.sim_fluid.output.table,
+        rules.sim_metrics_production.output.metrics,
+        rules.sim_metrics_simulation.output.metrics,
+        *rules.fig14_trace_replay.output,
+        *rules.fig15_sensitivity.output,
+        *rules.fig20_mixed.output,
+        *rules.fig_fluid_bound.output,
+    ]
+)

@@ -2,6 +2,17 @@
 
     rollmux simulate --trace traces/production-default.csv --policy rollmux
     rollmux simulate --trace T.csv --policy solo-d --fidelity analytic --out results/x
+    rollmux simulate --trace T.csv --policy random --slo 1,2 --max-group-size 3
+
+``--slo`` replaces every job's SLO: one number >= 1 (``1.2``) for all jobs, or a range
+``LO,HI`` drawn Uniform(LO, HI) per job from a generator seeded by ``--seed`` and the
+job's id (so a job gets the same SLO under every policy and in any window of the trace);
+``trace`` (the default) keeps the trace's SLOs. ``--max-group-size N`` is passed to every
+policy that takes a group-size limit (rollmux and its variants, random, greedy, optimal,
+regroup). The policies that never share a node (:data:`UNGROUPED_POLICIES`: solo-d, verl,
+gavel-plus; every group holds one job, so no limit >= 1 can bind) ignore it, and
+config.json records ``max_group_size_applied: false``; any other policy without the option
+is refused with exit 2.
 
 The trace is validated first: an invalid trace prints the loader's problems (one per
 line, located by file, row and column) and exits 1 before any work. Output files
@@ -20,8 +31,13 @@ Exit codes: 0 success, 1 invalid trace, 2 usage or other input error.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
+import json
+import math
 import sys
+import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +50,155 @@ EXIT_USAGE = 2
 #: Float format of the written tables: 10 significant digits keep 0.1 ms over weeks.
 FLOAT_FORMAT = "%.10g"
 
-__all__ = ["default_out_dir", "main", "register", "run_simulate", "write_result"]
+#: Policies that never share a node: every group holds exactly one job, so a group-size
+#: limit cannot bind and ``--max-group-size`` is ignored for them (recorded as not applied).
+UNGROUPED_POLICIES = ("gavel-plus", "solo-d", "verl")
+
+#: ``--slo`` value that keeps the trace's SLOs.
+SLO_FROM_TRACE = "trace"
+
+#: Stream tag of the SLO draws (keeps them apart from every other seeded draw).
+_SLO_STREAM = 0x510
+
+__all__ = [
+    "SLO_FROM_TRACE",
+    "UNGROUPED_POLICIES",
+    "SloSetting",
+    "default_out_dir",
+    "draw_slos",
+    "group_size_options",
+    "main",
+    "override_slos",
+    "parse_slo",
+    "register",
+    "run_simulate",
+    "write_result",
+]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SloSetting:
+    """An SLO override: every job's SLO is ``low`` (``low == high``) or U(low, high)."""
+
+    low: float
+    high: float
+
+    def __post_init__(self) -> None:
+        """Check 1 <= low <= high, both finite numbers (stored as floats)."""
+        for name in ("low", "high"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                math.isfinite(value) and value >= 1.0
+            ):
+                raise ValueError(f"an SLO must be a finite number >= 1, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        if self.low > self.high:
+            raise ValueError(f"an SLO range needs LO <= HI, got {self.low:g},{self.high:g}")
+
+    @property
+    def is_range(self) -> bool:
+        """True when SLOs are drawn per job from U(low, high)."""
+        return self.high > self.low
+
+    def label(self) -> str:
+        """The canonical text: ``1.2`` or ``1,2`` (``%g`` numbers)."""
+        return f"{self.low:g},{self.high:g}" if self.is_range else f"{self.low:g}"
+
+
+def parse_slo(text: str) -> SloSetting | None:
+    """Parse an ``--slo`` value: ``trace`` (None), a number >= 1, or a range ``LO,HI``.
+
+    Raises ValueError with a readable message for anything else.
+    """
+    raw = str(text).strip()
+    if raw.lower() == SLO_FROM_TRACE:
+        return None
+    parts = [p.strip() for p in raw.split(",")]
+    if len(parts) not in (1, 2) or not all(parts):
+        raise ValueError(f"--slo must be 'trace', a number >= 1 such as 1.2 or a range "
+                         f"LO,HI such as 1,2; got {text!r}")
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"--slo must be 'trace', a number >= 1 such as 1.2 or a range "
+                         f"LO,HI such as 1,2; got {text!r}") from None
+    try:
+        return SloSetting(values[0], values[-1])
+    except ValueError as exc:
+        raise ValueError(f"--slo {text!r}: {exc}") from None
+
+
+def draw_slos(job_ids: Sequence[str], setting: SloSetting, seed: int) -> list[float]:
+    """Each job's SLO under ``setting``: the fixed value, or U(low, high) per job.
+
+    A job's draw depends only on ``seed``, its id and the range (a generator seeded with
+    ``(seed, stream, crc32(job_id))``), not on the policy, the other jobs or their order.
+    """
+    if not setting.is_range:
+        return [setting.low] * len(job_ids)
+    import numpy as np
+
+    out = []
+    for job_id in job_ids:
+        key = zlib.crc32(str(job_id).encode("utf-8"))
+        rng = np.random.default_rng([int(seed), _SLO_STREAM, key])
+        out.append(float(rng.uniform(setting.low, setting.high)))
+    return out
+
+
+def override_slos(jobs: Sequence[Any], setting: SloSetting | None, seed: int) -> list[Any]:
+    """The jobs with their SLOs replaced per ``setting`` (None: unchanged)."""
+    if setting is None:
+        return list(jobs)
+    slos = draw_slos([job.job_id for job in jobs], setting, seed)
+    return [dataclasses.replace(job, slo=slo) for job, slo in zip(jobs, slos, strict=True)]
+
+
+def group_size_options(policy: str, max_group_size: int | None) -> tuple[dict[str, Any], bool]:
+    """Policy options carrying a group-size limit, and whether the limit applies.
+
+    None: no option. Policies of :data:`UNGROUPED_POLICIES` ignore the limit (``({},
+    False)``); a policy that takes ``max_group_size`` gets it; any other raises ValueError.
+    """
+    from rollmux.placement.base import check_max_group_size, get_policy
+
+    if max_group_size is None:
+        return {}, False
+    limit = check_max_group_size(max_group_size)
+    if policy in UNGROUPED_POLICIES:
+        return {}, False
+    try:
+        get_policy(policy, max_group_size=limit)
+    except ValueError as exc:
+        if "options for policy" not in str(exc):
+            raise
+        raise ValueError(f"policy {policy!r} does not take a group-size limit; "
+                         f"drop --max-group-size") from None
+    return {"max_group_size": limit}, True
+
+
+def _positive_int(text: str) -> int:
+    """argparse type of ``--max-group-size``: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _overrides(text: str | None) -> dict[str, Any] | None:
+    """Parse ``--hardware-overrides``: a JSON object of (dotted) keys, or None."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--hardware-overrides is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"--hardware-overrides must be a JSON object, got {text!r}")
+    return value or None
 
 
 def default_out_dir(trace: Path, policy: str, seed: int) -> Path:
@@ -71,12 +235,16 @@ def run_simulate(args: argparse.Namespace) -> int:
     from rollmux.traces.loader import load_trace
 
     try:
-        hw = load_hardware(args.hardware)
+        hw = load_hardware(args.hardware, _overrides(args.hardware_overrides))
         if args.policy not in policy_names():
             raise ValueError(f"unknown policy {args.policy!r}; valid names: "
                              f"{', '.join(policy_names())}")
         if args.seed < 0:
             raise ValueError(f"--seed must be >= 0, got {args.seed}")
+        slo = parse_slo(args.slo)
+        options, limit_applied = group_size_options(args.policy, args.max_group_size)
+        if args.regroup_interval_h is not None:
+            options["regroup_interval_s"] = args.regroup_interval_h * 3600.0
         try:
             jobs = load_trace(args.trace, hw)
         except TraceError as exc:
@@ -84,6 +252,7 @@ def run_simulate(args: argparse.Namespace) -> int:
                 print(problem, file=sys.stderr)
             print(f"{len(exc.problems)} problem(s) found; nothing simulated", file=sys.stderr)
             return EXIT_INVALID
+        jobs = override_slos(jobs, slo, args.seed)
         failures = read_failures_csv(args.failures) if args.failures else ()
         config = SimConfig(
             fidelity=args.fidelity,
@@ -93,8 +262,8 @@ def run_simulate(args: argparse.Namespace) -> int:
             sync=args.sync,
             record_phases=not args.no_phases,
             failures=failures,
-            **({"regroup_interval_s": args.regroup_interval_h * 3600.0,
-                "policy_options": (("regroup_interval_s", args.regroup_interval_h * 3600.0),)}
+            policy_options=tuple(options.items()),
+            **({"regroup_interval_s": args.regroup_interval_h * 3600.0}
                if args.regroup_interval_h is not None else {}),
         )
         out = args.out or default_out_dir(Path(args.trace), args.policy, args.seed)
@@ -109,6 +278,11 @@ def run_simulate(args: argparse.Namespace) -> int:
             bar.close()
         result.config["trace"] = str(args.trace)
         result.config["trace_sha256"] = _sha256(Path(args.trace))
+        result.config["slo_override"] = None if slo is None else slo.label()
+        result.config["max_group_size"] = args.max_group_size
+        result.config["max_group_size_applied"] = limit_applied
+        if args.hardware_overrides:
+            result.config["hardware_overrides"] = _overrides(args.hardware_overrides) or {}
         if args.failures:
             result.config["failures_file"] = str(args.failures)
         write_result(result, Path(out))
@@ -145,8 +319,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="CSV job_id,kill_at_s,resubmit_at_s of jobs to kill and resubmit")
     p.add_argument("--regroup-interval-h", type=float, default=None,
                    help="re-solve period of regrouping policies (default: the policy's)")
+    p.add_argument("--slo", default=SLO_FROM_TRACE,
+                   help="override every job's SLO: a number >= 1 (e.g. 1.2), a range LO,HI "
+                        "drawn Uniform per job (seeded by --seed and the job id), or "
+                        "'trace' (default: the trace's SLOs)")
+    p.add_argument("--max-group-size", type=_positive_int, default=None,
+                   help="group-size limit passed to every policy that takes one (ignored "
+                        "by solo-d, verl and gavel-plus, which never share a node)")
     p.add_argument("--no-phases", action="store_true", help="do not keep the per-phase table")
     p.add_argument("--hardware", type=Path, default=None, help="hardware YAML")
+    p.add_argument("--hardware-overrides", default=None,
+                   help='JSON object of dotted-key overrides, e.g. '
+                        '\'{"gpus.H20.price_usd_per_h": 2.0}\'')
     p.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
     p.set_defaults(func=run_simulate)
 

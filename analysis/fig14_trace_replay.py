@@ -1,0 +1,84 @@
+"""Fig. 14: trace replay of the production trace: cost, H20 and H800 counts over time.
+
+Reads the pipeline's tidy tables of the production replays (results/sim/production.csv:
+one row per policy and seed; results/sim/production_timeseries.csv: each replay's
+provisioned cluster as a step function of time) and draws three panels, like the paper's
+Fig. 14a-c: (a) hourly cost, (b) provisioned H20 GPUs, (c) provisioned H800 GPUs, one line
+per policy (first seed), with each policy's time-average cost in the legend.
+
+    python analysis/fig14_trace_replay.py --table results/sim/production.csv \
+        --timeseries results/sim/production_timeseries.csv --policies rollmux,solo-d,verl \
+        --png figures/fig14_trace_replay.png --pdf figures/fig14_trace_replay.pdf
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+
+import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
+
+POLICY_LABELS = {"rollmux": "RollMux", "solo-d": "Solo-D", "verl": "veRL",
+                 "gavel-plus": "Gavel+", "random": "Random", "greedy": "Greedy",
+                 "optimal": "Optimal", "regroup": "Regroup"}
+PANELS = (("cost_usd_per_h", "cost (USD/h)", "(a) provisioning cost"),
+          ("gpus_H20", "H20 GPUs", "(b) rollout cluster: H20 GPUs"),
+          ("gpus_H800", "H800 GPUs", "(c) training cluster: H800 GPUs"))
+
+
+def policy_label(policy: str) -> str:
+    """The paper's name of a policy."""
+    return POLICY_LABELS.get(policy, policy)
+
+
+def draw(table: pd.DataFrame, series: pd.DataFrame, policies: list[str]) -> plt.Figure:
+    """Three stacked panels over time, one step line per policy (first seed)."""
+    apply_style()
+    fig, axes = plt.subplots(3, 1, figsize=(7.0, 6.4), sharex=True)
+    seed = int(series["seed"].min())
+    means = table.groupby("policy")["cost_usd_per_h"].mean()
+    for k, policy in enumerate(policies):
+        part = series[(series["policy"] == policy) & (series["seed"] == seed)]
+        if not len(part):
+            raise ValueError(f"no time series for policy {policy!r}")
+        label = f"{policy_label(policy)} (avg ${means[policy]:,.0f}/h)"
+        for ax, (column, _, _) in zip(axes, PANELS, strict=True):
+            values = part[column] if column in part else 0 * part["time_h"]
+            ax.step(part["time_h"], values, where="post", lw=1.0,
+                    color=JOB_COLOURS[k % len(JOB_COLOURS)], label=label)
+    for ax, (_, ylabel, title) in zip(axes, PANELS, strict=True):
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, loc="left")
+        ax.set_ylim(bottom=0)
+    axes[0].legend(loc="upper right", frameon=False)
+    axes[-1].set_xlabel("time since the first arrival (h)")
+    trace = str(table["trace"].iloc[0])
+    fig.suptitle(f"Trace replay of {trace} (seed {seed})", x=0.01, ha="left")
+    fig.tight_layout()
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: read the tables, write PNG and PDF."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", type=Path, required=True, help="production.csv")
+    parser.add_argument("--timeseries", type=Path, required=True,
+                        help="production_timeseries.csv")
+    parser.add_argument("--policies", default="rollmux,solo-d,verl",
+                        help="comma-separated policies to draw")
+    parser.add_argument("--png", type=Path, required=True, help="output PNG")
+    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
+    args = parser.parse_args(argv)
+    policies = [p for p in args.policies.split(",") if p]
+    fig = draw(pd.read_csv(args.table), pd.read_csv(args.timeseries), policies)
+    save_figure(fig, [args.png, args.pdf])
+    print(f"wrote {args.png} and {args.pdf}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""Fig. 20: mixed workload: cost over time and SLO attainment of each policy vs optimal.
+
+Reads results/sim/mixed.csv (one row per policy and seed of the default simulation
+setting: Mixed workload, the trace's SLOs, group size 5; columns cost_usd_per_h,
+cost_over_optimal, slo_attainment, peak_gpus_total, ...) and
+results/sim/mixed_timeseries.csv, and draws (a) each policy's hourly cost over time
+(first seed) and (b) the time-average cost normalised to the optimum and (c) the SLO
+attainment, means over seeds, like the paper's Fig. 20.
+
+    python analysis/fig20_mixed.py --table results/sim/mixed.csv \
+        --timeseries results/sim/mixed_timeseries.csv \
+        --png figures/fig20_mixed.png --pdf figures/fig20_mixed.pdf
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+
+import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
+
+POLICY_LABELS = {"rollmux": "RollMux", "random": "Random", "greedy": "Greedy (Most-Idle)",
+                 "optimal": "Optimal", "solo-d": "Solo-D", "verl": "veRL"}
+ORDER = ("rollmux", "random", "greedy", "optimal")
+
+
+def draw(table: pd.DataFrame, series: pd.DataFrame) -> plt.Figure:
+    """Cost over time (left, wide) and bars of cost / optimal and SLO attainment."""
+    apply_style()
+    present = list(dict.fromkeys(table["policy"]))
+    policies = [p for p in ORDER if p in present] + [p for p in present if p not in ORDER]
+    colours = {p: JOB_COLOURS[k % len(JOB_COLOURS)] for k, p in enumerate(policies)}
+    means = table.groupby("policy")[["cost_usd_per_h", "cost_over_optimal",
+                                     "slo_attainment", "peak_gpus_total"]].mean()
+    fig = plt.figure(figsize=(9.0, 3.9))
+    grid = fig.add_gridspec(1, 4, width_ratios=(2.6, 1, 1, 0.05))
+    ax = fig.add_subplot(grid[0, 0])
+    seed = int(series["seed"].min())
+    for policy in policies:
+        part = series[(series["policy"] == policy) & (series["seed"] == seed)]
+        ax.step(part["time_h"], part["cost_usd_per_h"], where="post", lw=0.9,
+                color=colours[policy],
+                label=f"{POLICY_LABELS.get(policy, policy)} "
+                      f"(avg ${means.loc[policy, 'cost_usd_per_h']:,.0f}/h, "
+                      f"peak {means.loc[policy, 'peak_gpus_total']:,.0f} GPUs)")
+    ax.set_xlabel("time since the first arrival (h)")
+    ax.set_ylabel("cost (USD/h)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("(a) provisioning cost over time", loc="left")
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False, fontsize=7,
+               bbox_to_anchor=(0.5, 0.0))
+    x = np.arange(len(policies))
+    names = [POLICY_LABELS.get(p, p).split(" ")[0] for p in policies]
+    for col, (column, scale, ylabel, title) in enumerate((
+            ("cost_over_optimal", 1.0, "cost / optimal", "(b) cost vs optimal"),
+            ("slo_attainment", 100.0, "SLO attainment (%)", "(c) SLO attainment"))):
+        bar_ax = fig.add_subplot(grid[0, 1 + col])
+        values = [scale * means.loc[p, column] for p in policies]
+        bar_ax.bar(x, values, color=[colours[p] for p in policies])
+        for xi, v in zip(x, values, strict=True):
+            bar_ax.text(xi, v, f"{v:.2f}" if scale == 1.0 else f"{v:.0f}", ha="center",
+                        va="bottom", fontsize=6)
+        bar_ax.set_xticks(x, names, rotation=35, ha="right", rotation_mode="anchor")
+        bar_ax.set_ylabel(ylabel)
+        bar_ax.set_title(title, loc="left")
+        if scale == 100.0:
+            bar_ax.set_ylim(0, 110)
+    trace = str(table["trace"].iloc[0])
+    fig.suptitle(f"Mixed workload ({trace})", x=0.01, ha="left")
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: read the tables, write PNG and PDF."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", type=Path, required=True, help="mixed.csv")
+    parser.add_argument("--timeseries", type=Path, required=True,
+                        help="mixed_timeseries.csv")
+    parser.add_argument("--png", type=Path, required=True, help="output PNG")
+    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
+    args = parser.parse_args(argv)
+    fig = draw(pd.read_csv(args.table), pd.read_csv(args.timeseries))
+    save_figure(fig, [args.png, args.pdf])
+    print(f"wrote {args.png} and {args.pdf}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,659 @@
+"""Trace-replay sweeps: run folders, trace windows, tidy tables, fluid bound, claim metrics.
+
+The pipeline (``workflow/rules/simulate.smk``) replays traces with ``rollmux simulate``
+into key=value folders::
+
+    results/sim/trace=<trace>/slo=<slo>/maxgroup=<n>/policy=<name>/seed=<s>/
+
+and this module turns a set of those folders into the tidy CSVs under ``results/sim/``
+that the figures (Fig. 14, 15, 20, fluid bound) and the claims metrics
+(``results/metrics/production.csv`` and ``simulation.csv``) read. Every function here is
+a pure function of the files it is given (definitions: docs/metrics.md, "Sweeps").
+
+* :func:`sweep_plan` expands the config's ``sim`` section into the runs and settings;
+* :func:`window_trace_text` keeps the first N arrivals of a trace (quick profile);
+* :func:`run_row`/:func:`collect_runs`/:func:`collect_timeseries` read replays;
+* :func:`sensitivity_table` normalises each setting's costs by the reference policy;
+* :func:`fluid_job_rates`, :func:`fluid_timeseries`, :func:`fluid_table`: the fluid
+  lower bound of a trace and each replay's cost relative to it;
+* :func:`production_metrics`, :func:`simulation_metrics`: the claims rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rollmux.closedform import (
+    SECONDS_PER_HOUR,
+    fluid_cost_usd_per_iteration,
+    job_phases_from_rljob,
+    pools_from_hardware,
+)
+from rollmux.sim.metrics import bubble_reduction
+
+__all__ = [
+    "ADMISSION_STRATEGIES",
+    "KEY_COLUMNS",
+    "METRIC_COLUMNS",
+    "SETTING_KINDS",
+    "RunKey",
+    "Setting",
+    "SweepPlan",
+    "collect_runs",
+    "collect_timeseries",
+    "fluid_job_rates",
+    "fluid_table",
+    "fluid_timeseries",
+    "parse_run_path",
+    "production_metrics",
+    "run_files",
+    "run_row",
+    "sensitivity_table",
+    "simulation_metrics",
+    "sweep_plan",
+    "trace_file",
+    "window_name",
+    "window_trace_text",
+]
+
+#: Path segments of a replay folder, in order (each ``key=value``).
+KEY_COLUMNS = ("trace", "slo", "maxgroup", "policy", "seed")
+
+#: The three sensitivity dimensions of Fig. 15 (a, b, c).
+SETTING_KINDS = ("workload", "slo", "maxgroup")
+
+#: Admission strategies whose shares the tables carry (docs/metrics.md, "Admissions").
+ADMISSION_STRATEGIES = ("direct-packing", "rollout-scaling", "new-group", "colocated",
+                        "regroup")
+
+#: Columns of a claims metrics file (workflow/README.md, "Metrics for the claims report").
+METRIC_COLUMNS = ("metric", "value", "low", "high", "unit", "source", "note")
+
+
+# --------------------------------------------------------------------------- run keys
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class RunKey:
+    """One replay: trace name, SLO setting, group-size limit, policy and seed."""
+
+    trace: str
+    slo: str
+    maxgroup: int
+    policy: str
+    seed: int
+
+    def path(self, root: str | Path = "results/sim") -> Path:
+        """The replay's folder ``<root>/trace=../slo=../maxgroup=../policy=../seed=..``."""
+        return Path(root).joinpath(*(f"{k}={getattr(self, k)}" for k in KEY_COLUMNS))
+
+    def file(self, name: str, root: str | Path = "results/sim") -> str:
+        """A file of the replay's folder, as a string (for Snakemake inputs)."""
+        return str(self.path(root) / name)
+
+
+def run_files(keys: Iterable[RunKey], name: str, root: str | Path = "results/sim"
+              ) -> list[str]:
+    """The file ``name`` of each replay folder of ``keys`` (Snakemake inputs)."""
+    return [key.file(name, root) for key in keys]
+
+
+def trace_file(name: str, shipped: str | Path = "traces",
+               derived: str | Path = "results/sim/traces") -> str:
+    """The shipped trace ``<shipped>/<name>.csv`` if it exists, else a derived one
+    (a window written by the pipeline) ``<derived>/<name>.csv``."""
+    path = Path(shipped) / f"{name}.csv"
+    return str(path) if path.exists() else str(Path(derived) / f"{name}.csv")
+
+
+def parse_run_path(path: str | Path) -> dict[str, Any]:
+    """The key=value segments of a replay folder (or a file in it) as typed values.
+
+    ValueError when a key of :data:`KEY_COLUMNS` is missing.
+    """
+    found: dict[str, Any] = {}
+    for part in Path(path).parts:
+        key, sep, value = part.partition("=")
+        if sep and key in KEY_COLUMNS:
+            found[key] = value
+    missing = [k for k in KEY_COLUMNS if k not in found]
+    if missing:
+        raise ValueError(f"{path}: not a replay folder, missing {', '.join(missing)}")
+    found["maxgroup"] = int(found["maxgroup"])
+    found["seed"] = int(found["seed"])
+    return found
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One sensitivity setting (Fig. 15): its kind and label, and what it replays."""
+
+    kind: str
+    value: str
+    trace: str
+    slo: str
+    maxgroup: int
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """Every replay the ``sim`` section asks for, grouped by the table that reads it."""
+
+    seeds: tuple[int, ...]
+    production: tuple[RunKey, ...]
+    settings: tuple[Setting, ...]
+    sensitivity: tuple[RunKey, ...]
+    mixed_setting: Setting
+    mixed: tuple[RunKey, ...]
+    fluid: tuple[RunKey, ...]
+    reference: str
+    window: int
+
+    def runs(self) -> tuple[RunKey, ...]:
+        """Every distinct replay, sorted."""
+        return tuple(sorted(set(self.production + self.sensitivity + self.mixed + self.fluid)))
+
+    def traces(self) -> tuple[str, ...]:
+        """Every trace name replayed, sorted."""
+        return tuple(sorted({key.trace for key in self.runs()}))
+
+
+def window_name(trace: str, window: int) -> str:
+    """The name of the trace's first-``window``-arrivals window (``window`` 0: the trace)."""
+    return f"{trace}-first{window}" if window > 0 else trace
+
+
+def _slo_label(value: Any) -> str:
+    """A config SLO setting as a path segment: ``trace``, ``1.2`` or ``1,2``."""
+    text = str(value).strip().replace(" ", "")
+    if text.lower() == "trace":
+        return "trace"
+    parts = [float(p) for p in text.split(",")]
+    return ",".join(f"{p:g}" for p in parts)
+
+
+def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0) -> SweepPlan:
+    """Expand the config's ``sim`` section (workflow/schemas/sim.schema.yaml) into runs.
+
+    Missing keys take the schema's defaults, so ``sweep_plan({})`` is the default plan.
+    """
+    seeds = tuple(int(s) for s in sim.get("seeds", [default_seed]))
+    prod = dict(sim.get("production", {}))
+    sens = dict(sim.get("sensitivity", {}))
+    fluid = dict(sim.get("fluid", {}))
+    window = int(sens.get("window", 0))
+
+    prod_trace = str(prod.get("trace", "production-default"))
+    prod_slo = _slo_label(prod.get("slo", "trace"))
+    prod_group = int(prod.get("max_group_size", 5))
+    prod_policies = tuple(prod.get("policies", ("rollmux", "solo-d", "verl")))
+
+    workloads = dict(sens.get("workloads", {
+        "BL": "simulation-balanced", "RH": "simulation-rollout-heavy",
+        "TH": "simulation-train-heavy", "Mixed": "simulation-mixed"}))
+    default_workload = str(sens.get("default_workload", "Mixed"))
+    if default_workload not in workloads:
+        raise ValueError(f"sim.sensitivity.default_workload {default_workload!r} is not "
+                         f"one of the workloads {sorted(workloads)}")
+    base_trace = window_name(str(workloads[default_workload]), window)
+    base_slo = _slo_label(sens.get("default_slo", "trace"))
+    base_group = int(sens.get("default_max_group_size", 5))
+    policies = tuple(sens.get("policies", ("rollmux", "random", "greedy", "optimal")))
+    reference = str(sens.get("reference", "optimal"))
+    if reference not in policies:
+        raise ValueError(f"sim.sensitivity.reference {reference!r} must be one of the "
+                         f"policies {list(policies)}")
+
+    settings: list[Setting] = []
+    for label, trace in workloads.items():
+        settings.append(Setting("workload", str(label), window_name(str(trace), window),
+                                base_slo, base_group))
+    for slo in sens.get("slos", ("1.2", "1.5", "2", "trace")):
+        settings.append(Setting("slo", _slo_label(slo), base_trace, _slo_label(slo),
+                                base_group))
+    for size in sens.get("max_group_sizes", (2, 3, 4, 5)):
+        settings.append(Setting("maxgroup", str(int(size)), base_trace, base_slo, int(size)))
+    mixed_setting = Setting("workload", default_workload, base_trace, base_slo, base_group)
+
+    def keys(trace: str, slo: str, group: int, names: Iterable[str]) -> tuple[RunKey, ...]:
+        return tuple(RunKey(trace, slo, group, p, s) for p in names for s in seeds)
+
+    production = keys(prod_trace, prod_slo, prod_group, prod_policies)
+    sensitivity = tuple(k for st in settings
+                        for k in keys(st.trace, st.slo, st.maxgroup, policies))
+    mixed = keys(base_trace, base_slo, base_group, policies)
+    fluid_runs = keys(prod_trace, prod_slo, prod_group,
+                      fluid.get("production_policies", prod_policies))
+    fluid_runs += keys(base_trace, base_slo, base_group,
+                       fluid.get("mixed_policies", policies))
+    return SweepPlan(seeds=seeds, production=production, settings=tuple(settings),
+                     sensitivity=sensitivity, mixed_setting=mixed_setting, mixed=mixed,
+                     fluid=fluid_runs, reference=reference, window=window)
+
+
+# --------------------------------------------------------------------------- windows
+
+
+def window_trace_text(text: str, n: int, source: str = "") -> str:
+    """The trace ``text`` cut to its first ``n`` arrivals (rows kept verbatim, in order).
+
+    Comment lines and the header are kept, one comment recording the window is added
+    before the header; ties in ``arrival_s`` are broken by row order. ValueError when
+    ``n`` < 1, there is no ``arrival_s`` column, or a row has the wrong number of cells.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"window must be an integer >= 1, got {n!r}")
+    lines = text.splitlines()
+    comments: list[str] = []
+    k = 0
+    while k < len(lines) and (lines[k].startswith("#") or not lines[k].strip()):
+        if lines[k].strip():
+            comments.append(lines[k])
+        k += 1
+    if k == len(lines):
+        raise ValueError("trace has no header line")
+    header = lines[k]
+    names = next(csv.reader([header]))
+    if "arrival_s" not in names:
+        raise ValueError("trace has no arrival_s column")
+    col = names.index("arrival_s")
+    rows = [line for line in lines[k + 1:] if line.strip()]
+    arrivals = []
+    for i, line in enumerate(rows):
+        cells = next(csv.reader([line]))
+        if len(cells) != len(names):
+            raise ValueError(f"row {i + 1} has {len(cells)} cells, the header {len(names)}")
+        arrivals.append(float(cells[col]) if cells[col].strip() else 0.0)
+    order = sorted(range(len(rows)), key=lambda i: (arrivals[i], i))[:n]
+    kept = [rows[i] for i in sorted(order)]
+    note = f"# window: first {min(n, len(rows))} arrivals" + (f" of {source}" if source
+                                                              else "")
+    return "\n".join([*comments, note, header, *kept]) + "\n"
+
+
+# --------------------------------------------------------------------------- reading runs
+
+
+def _peak_total_gpus(timeseries: pd.DataFrame) -> int:
+    """Largest number of provisioned GPUs of all types together at any time."""
+    cols = [c for c in timeseries.columns if c.startswith("gpus_")
+            and c not in ("gpus_rollout", "gpus_train")]
+    if not len(timeseries) or not cols:
+        return 0
+    return int(timeseries[cols].sum(axis=1).max())
+
+
+def run_row(folder: str | Path) -> dict[str, Any]:
+    """One replay as a flat row: its keys, summary metrics and peak GPUs (all types).
+
+    Reads ``summary.json`` and ``timeseries.csv`` of ``folder``.
+    """
+    folder = Path(folder)
+    row: dict[str, Any] = parse_run_path(folder)
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    ts = pd.read_csv(folder / "timeseries.csv")
+    for name in ("jobs", "jobs_completed", "jobs_rejected", "cost_usd_per_h",
+                 "total_cost_usd", "peak_cost_usd_per_h", "span_h", "slo_attainment",
+                 "mean_slowdown", "max_slowdown"):
+        row[name] = summary.get(name)
+    for gpu_type, count in sorted(summary.get("peak_gpus", {}).items()):
+        row[f"peak_gpus_{gpu_type}"] = count
+    row["peak_gpus_total"] = _peak_total_gpus(ts)
+    for group in ("bubble_fraction", "idle_gpu_h"):
+        for pool in ("rollout", "train"):
+            row[f"{group}_{pool}"] = (summary.get(group) or {}).get(pool)
+    shares = summary.get("admission_shares") or {}
+    for strategy in ADMISSION_STRATEGIES:
+        row[f"share_{strategy.replace('-', '_')}"] = float(shares.get(strategy, 0.0))
+    return row
+
+
+def collect_runs(folders: Iterable[str | Path]) -> pd.DataFrame:
+    """One row per replay folder (:func:`run_row`), sorted by the key columns."""
+    rows = [run_row(f) for f in folders]
+    if not rows:
+        return pd.DataFrame(columns=list(KEY_COLUMNS))
+    frame = pd.DataFrame(rows)
+    frame = frame.drop_duplicates(subset=list(KEY_COLUMNS))
+    return frame.sort_values(list(KEY_COLUMNS), kind="mergesort").reset_index(drop=True)
+
+
+def collect_timeseries(folders: Iterable[str | Path]) -> pd.DataFrame:
+    """The replays' provisioned-cluster time series stacked, with key columns and hours.
+
+    Columns: the key columns, ``time_h`` (hours since the trace's time origin),
+    ``cost_usd_per_h``, ``gpus_<type>`` per GPU type, ``gpus_total``, ``jobs_active``.
+    """
+    parts = []
+    for folder in sorted({str(f) for f in folders}):
+        keys = parse_run_path(folder)
+        ts = pd.read_csv(Path(folder) / "timeseries.csv")
+        types = [c for c in ts.columns if c.startswith("gpus_")
+                 and c not in ("gpus_rollout", "gpus_train")]
+        part = pd.DataFrame({k: [keys[k]] * len(ts) for k in KEY_COLUMNS})
+        part["time_h"] = ts["time_s"].to_numpy(dtype=float) / SECONDS_PER_HOUR
+        part["cost_usd_per_h"] = ts["cost_usd_per_h"].to_numpy(dtype=float)
+        for col in types:
+            part[col] = ts[col].to_numpy()
+        part["gpus_total"] = ts[types].sum(axis=1).to_numpy() if types else 0
+        part["jobs_active"] = ts["jobs_active"].to_numpy()
+        parts.append(part)
+    if not parts:
+        return pd.DataFrame(columns=[*KEY_COLUMNS, "time_h", "cost_usd_per_h", "gpus_total"])
+    frame = pd.concat(parts, ignore_index=True)
+    return frame.fillna(0)
+
+
+# --------------------------------------------------------------------------- sensitivity
+
+
+def sensitivity_table(runs: pd.DataFrame, settings: Sequence[Setting],
+                      reference: str = "optimal") -> pd.DataFrame:
+    """One row per (setting, policy, seed): costs normalised by the reference policy.
+
+    ``cost_over_optimal`` is the time-average cost over the reference's on the same
+    trace, SLO setting, group-size limit and seed (docs/metrics.md);
+    ``total_cost_over_optimal`` the same for total cost. ValueError when a setting
+    lacks the reference replay.
+    """
+    index = runs.set_index(list(KEY_COLUMNS))
+    rows = []
+    for st in settings:
+        part = runs[(runs["trace"] == st.trace) & (runs["slo"] == st.slo)
+                    & (runs["maxgroup"] == st.maxgroup)]
+        for rec in part.itertuples(index=False):
+            ref_key = (st.trace, st.slo, st.maxgroup, reference, rec.seed)
+            if ref_key not in index.index:
+                raise ValueError(f"setting {st.kind}={st.value}: no {reference!r} replay "
+                                 f"for seed {rec.seed}")
+            ref = index.loc[ref_key]
+            rows.append({
+                "kind": st.kind, "value": st.value, "trace": st.trace, "slo": st.slo,
+                "maxgroup": st.maxgroup, "policy": rec.policy, "seed": rec.seed,
+                "cost_usd_per_h": rec.cost_usd_per_h, "total_cost_usd": rec.total_cost_usd,
+                "optimal_cost_usd_per_h": float(ref["cost_usd_per_h"]),
+                "cost_over_optimal": rec.cost_usd_per_h / float(ref["cost_usd_per_h"]),
+                "total_cost_over_optimal": rec.total_cost_usd / float(ref["total_cost_usd"]),
+                "slo_attainment": rec.slo_attainment,
+                "peak_gpus_total": rec.peak_gpus_total,
+                "peak_cost_usd_per_h": rec.peak_cost_usd_per_h,
+                "jobs": rec.jobs, "jobs_completed": rec.jobs_completed,
+            })
+    return pd.DataFrame(rows, columns=[
+        "kind", "value", "trace", "slo", "maxgroup", "policy", "seed", "cost_usd_per_h",
+        "total_cost_usd", "optimal_cost_usd_per_h", "cost_over_optimal",
+        "total_cost_over_optimal", "slo_attainment", "peak_gpus_total",
+        "peak_cost_usd_per_h", "jobs", "jobs_completed"])
+
+
+# --------------------------------------------------------------------------- fluid bound
+
+
+def fluid_job_rates(jobs: Sequence[Any], hw: Any) -> pd.DataFrame:
+    """Per trace job: its solo iteration, fluid cost per iteration and solo-speed window.
+
+    The fluid cost of one iteration is its useful GPU-seconds priced at the job's own
+    GPU types (:func:`rollmux.closedform.fluid_cost_usd_per_iteration`); the job is
+    *active* in the bound from its arrival for ``iterations`` solo iterations.
+    """
+    rows = []
+    for job in jobs:
+        phases = job_phases_from_rljob(job, hw)
+        pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
+        per_iter = fluid_cost_usd_per_iteration(phases, pools)
+        solo = phases.solo_iteration_s
+        rows.append({
+            "job_id": job.job_id, "arrival_s": float(job.arrival_s),
+            "iterations": int(job.iterations), "solo_iteration_s": solo,
+            "fluid_usd_per_iteration": per_iter,
+            "fluid_usd_per_h": per_iter * SECONDS_PER_HOUR / solo,
+            "end_s": float(job.arrival_s) + job.iterations * solo,
+        })
+    return pd.DataFrame(rows, columns=["job_id", "arrival_s", "iterations",
+                                       "solo_iteration_s", "fluid_usd_per_iteration",
+                                       "fluid_usd_per_h", "end_s"])
+
+
+def fluid_timeseries(rates: pd.DataFrame) -> pd.DataFrame:
+    """The fluid bound's hourly cost as a step function of time (active jobs at solo speed).
+
+    Rows ``time_s``, ``fluid_cost_usd_per_h``: the value holds from a row to the next;
+    the last row (the last solo completion) is 0. Its integral is the trace's fluid cost.
+    """
+    if not len(rates):
+        return pd.DataFrame({"time_s": [], "fluid_cost_usd_per_h": []})
+    times = np.concatenate([rates["arrival_s"].to_numpy(float), rates["end_s"].to_numpy(float)])
+    deltas = np.concatenate([rates["fluid_usd_per_h"].to_numpy(float),
+                             -rates["fluid_usd_per_h"].to_numpy(float)])
+    order = np.argsort(times, kind="mergesort")
+    times, deltas = times[order], deltas[order]
+    uniq, first = np.unique(times, return_index=True)
+    sums = np.add.reduceat(deltas, first)
+    level = np.cumsum(sums)
+    level[np.abs(level) < 1e-9 * max(1.0, float(np.abs(deltas).max()))] = 0.0
+    level[-1] = 0.0
+    return pd.DataFrame({"time_s": uniq, "fluid_cost_usd_per_h": level})
+
+
+def fluid_table(runs: pd.DataFrame, rates_by_trace: Mapping[str, pd.DataFrame],
+                done_by_run: Mapping[tuple[Any, ...], Mapping[str, float]]) -> pd.DataFrame:
+    """Each replay's total cost over the fluid bound of the work it completed.
+
+    ``rates_by_trace[trace]`` is :func:`fluid_job_rates` of the trace;
+    ``done_by_run[key]`` maps job id to iterations completed in the replay ``key``
+    (a :data:`KEY_COLUMNS` tuple). ``fluid_cost_usd`` = sum over jobs of completed
+    iterations times the fluid cost per iteration; ``cost_over_fluid`` = total cost /
+    that; ``fluid_trace_cost_usd`` is the bound of the whole trace (every iteration).
+    """
+    rows = []
+    for rec in runs.itertuples(index=False):
+        key = tuple(getattr(rec, k) for k in KEY_COLUMNS)
+        rates = rates_by_trace[rec.trace]
+        done = done_by_run[key]
+        per_iter = dict(zip(rates["job_id"], rates["fluid_usd_per_iteration"], strict=True))
+        fluid = float(sum(per_iter[j] * float(k) for j, k in sorted(done.items())))
+        trace_bound = float((rates["iterations"] * rates["fluid_usd_per_iteration"]).sum())
+        span_h = float((rates["end_s"].max() - rates["arrival_s"].min()) / SECONDS_PER_HOUR)
+        rows.append({
+            **{k: getattr(rec, k) for k in KEY_COLUMNS},
+            "total_cost_usd": rec.total_cost_usd, "cost_usd_per_h": rec.cost_usd_per_h,
+            "fluid_cost_usd": fluid, "fluid_trace_cost_usd": trace_bound,
+            "fluid_span_h": span_h,
+            "fluid_cost_usd_per_h": trace_bound / span_h if span_h > 0 else math.nan,
+            "cost_over_fluid": rec.total_cost_usd / fluid if fluid > 0 else math.nan,
+            "slo_attainment": rec.slo_attainment,
+            "jobs": rec.jobs, "jobs_completed": rec.jobs_completed,
+        })
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _metric(metric: str, unit: str, source: str, note: str, value: float | None = None,
+            low: float | None = None, high: float | None = None) -> dict[str, Any]:
+    """One claims row; numbers rounded to 6 significant digits, missing ones empty."""
+    def fmt(x: float | None) -> Any:
+        return "" if x is None or not math.isfinite(x) else float(f"{x:.6g}")
+    return {"metric": metric, "value": fmt(value), "low": fmt(low), "high": fmt(high),
+            "unit": unit, "source": source, "note": note}
+
+
+def _mean_by_policy(frame: pd.DataFrame, column: str) -> dict[str, float]:
+    """Mean of ``column`` per policy (over seeds)."""
+    return {str(p): float(v) for p, v in frame.groupby("policy")[column].mean().items()}
+
+
+def production_metrics(prod: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Claims C01-C13 and C56 from the production replay table (means over seeds).
+
+    Needs the policies rollmux, solo-d and verl in ``prod`` (one trace).
+    """
+    for policy in ("rollmux", "solo-d", "verl"):
+        if policy not in set(prod["policy"]):
+            raise ValueError(f"production table has no {policy!r} replay")
+    cost = _mean_by_policy(prod, "cost_usd_per_h")
+    slo = _mean_by_policy(prod, "slo_attainment")
+    h20 = _mean_by_policy(prod, "peak_gpus_H20")
+    h800 = _mean_by_policy(prod, "peak_gpus_H800")
+    shares = {s: _mean_by_policy(prod, f"share_{s}")["rollmux"]
+              for s in ("direct_packing", "rollout_scaling", "new_group")}
+    reductions = []
+    for seed in sorted(set(prod["seed"])):
+        by = prod[prod["seed"] == seed].set_index("policy")
+        idle = {p: by.loc["rollmux", f"idle_gpu_h_{p}"] for p in ("rollout", "train")}
+        base = {p: by.loc["solo-d", f"idle_gpu_h_{p}"] for p in ("rollout", "train")}
+        reductions.append(bubble_reduction(idle, base))
+    red = {p: float(np.mean([r[p] for r in reductions])) for p in ("rollout", "train")}
+    trace = str(prod["trace"].iloc[0])
+    seeds = f"{len(set(prod['seed']))} seed(s)"
+    on = f"on {trace}, mean over {seeds}"
+    rows = [
+        _metric("cost_ratio_solod_over_rollmux", "x", source,
+                f"time-average cost Solo-D / RollMux {on}",
+                cost["solo-d"] / cost["rollmux"]),
+        _metric("cost_ratio_verl_over_rollmux", "x", source,
+                f"time-average cost veRL / RollMux {on}", cost["verl"] / cost["rollmux"]),
+        _metric("slo_attainment_rollmux", "%", source,
+                f"share of the trace's jobs completed within their SLO {on}",
+                100.0 * slo["rollmux"]),
+        _metric("cost_per_hour_rollmux", "USD/h", source,
+                f"total cost / replay span (summary cost_usd_per_h) {on}", cost["rollmux"]),
+        _metric("cost_per_hour_solod", "USD/h", source,
+                f"total cost / replay span (summary cost_usd_per_h) {on}", cost["solo-d"]),
+        _metric("cost_per_hour_verl", "USD/h", source,
+                f"total cost / replay span (summary cost_usd_per_h) {on}", cost["verl"]),
+        _metric("admission_direct_packing", "%", source,
+                f"RollMux first arrivals admitted by direct packing / all admitted {on}",
+                100.0 * shares["direct_packing"]),
+        _metric("admission_rollout_scaling", "%", source,
+                f"RollMux first arrivals admitted by rollout scaling / all admitted {on}",
+                100.0 * shares["rollout_scaling"]),
+        _metric("admission_new_group", "%", source,
+                f"RollMux first arrivals opening a new group / all admitted {on}",
+                100.0 * shares["new_group"]),
+        _metric("bubble_reduction_rollout", "%", source,
+                f"-(idle rollout GPU-h RollMux - Solo-D) / Solo-D {on}",
+                -100.0 * red["rollout"]),
+        _metric("bubble_reduction_training", "%", source,
+                f"-(idle training GPU-h RollMux - Solo-D) / Solo-D {on}",
+                -100.0 * red["train"]),
+        _metric("peak_h800_ratio", "x", source,
+                f"max(Solo-D, veRL) peak H800 / RollMux peak H800 (Solo-D "
+                f"{h800['solo-d']:g}, veRL {h800['verl']:g}, RollMux {h800['rollmux']:g}) "
+                f"{on}", max(h800["solo-d"], h800["verl"]) / h800["rollmux"]),
+        _metric("peak_h20_ratio", "x", source,
+                f"Solo-D peak H20 / RollMux peak H20 (Solo-D {h20['solo-d']:g}, RollMux "
+                f"{h20['rollmux']:g}) {on}", h20["solo-d"] / h20["rollmux"]),
+        _metric("solod_vs_verl_cost", "kUSD/h", source,
+                f"Solo-D time-average cost / 1000 (veRL {cost['verl'] / 1000:.3g}) {on}",
+                cost["solo-d"] / 1000.0),
+    ]
+    return pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
+
+
+def _setting_means(sens: pd.DataFrame) -> pd.DataFrame:
+    """Sensitivity rows averaged over seeds per (kind, value, policy)."""
+    return sens.groupby(["kind", "value", "policy"], sort=True, as_index=False)[
+        ["cost_over_optimal", "slo_attainment"]].mean()
+
+
+def _span(frame: pd.DataFrame, kind: str, policies: Sequence[str], column: str,
+          values: Sequence[str] | None = None, scale: float = 1.0) -> tuple[float, float]:
+    """(min, max) of ``column`` over a kind's settings (optionally some values) and policies."""
+    part = frame[(frame["kind"] == kind) & frame["policy"].isin(policies)]
+    if values is not None:
+        part = part[part["value"].isin(values)]
+    if not len(part):
+        return math.nan, math.nan
+    return float(part[column].min()) * scale, float(part[column].max()) * scale
+
+
+def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
+                       slo_endpoints: Sequence[str] = ("1.2", "2"),
+                       window_note: str = "") -> pd.DataFrame:
+    """Claims C28-C44 from the sensitivity and mixed-workload tables (means over seeds).
+
+    Ranges are min..max over the settings the paper's range spans: the four workload
+    types (C28-C32), every SLO setting (C33), SLO ``slo_endpoints`` (C34, C35), every
+    group-size limit (C36, C37). ``window_note`` is appended to each note (e.g. the
+    trace window of the quick profile).
+    """
+    means = _setting_means(sens)
+    slo_endpoints = [_slo_label(v) for v in slo_endpoints]
+    tail = f"{window_note}" if window_note else ""
+    kinds = {k: ", ".join(sorted(set(means[means["kind"] == k]["value"]), key=str))
+             for k in SETTING_KINDS}
+    base = ("random", "greedy")
+    rows = []
+
+    def rng(metric: str, unit: str, kind: str, policies: Sequence[str], column: str,
+            what: str, values: Sequence[str] | None = None) -> None:
+        scale = 100.0 if unit == "%" else 1.0
+        low, high = _span(means, kind, policies, column, values, scale)
+        over = ", ".join(values) if values is not None else kinds[kind]
+        rows.append(_metric(metric, unit, sources, f"{what}: min..max over {kind} "
+                            f"{over} ({'/'.join(policies)}){tail}", low=low, high=high))
+
+    rng("cost_over_opt_rollmux_by_workload", "x", "workload", ("rollmux",),
+        "cost_over_optimal", "time-average cost / optimal's")
+    rng("cost_over_opt_random_by_workload", "x", "workload", ("random",),
+        "cost_over_optimal", "time-average cost / optimal's")
+    rng("slo_random_by_workload", "%", "workload", ("random",), "slo_attainment",
+        "SLO attainment")
+    rng("cost_over_opt_greedy_by_workload", "x", "workload", ("greedy",),
+        "cost_over_optimal", "time-average cost / optimal's")
+    rng("slo_greedy_by_workload", "%", "workload", ("greedy",), "slo_attainment",
+        "SLO attainment")
+    rng("cost_over_opt_baselines_by_slo", "x", "slo", base, "cost_over_optimal",
+        "time-average cost / optimal's")
+    rng("slo_random_by_slo", "%", "slo", ("random",), "slo_attainment", "SLO attainment",
+        list(slo_endpoints))
+    rng("slo_greedy_by_slo", "%", "slo", ("greedy",), "slo_attainment", "SLO attainment",
+        list(slo_endpoints))
+    rng("slo_baselines_by_groupsize", "%", "maxgroup", base, "slo_attainment",
+        "SLO attainment")
+    rng("cost_over_opt_baselines_by_groupsize", "x", "maxgroup", base, "cost_over_optimal",
+        "time-average cost / optimal's")
+    roll = means[means["policy"] == "rollmux"]
+    rows.append(_metric("slo_rollmux_simulation", "%", sources,
+                        f"minimum RollMux SLO attainment over all {len(roll)} simulation "
+                        f"settings (max {100.0 * roll['slo_attainment'].max():.4g}){tail}",
+                        value=100.0 * float(roll["slo_attainment"].min())))
+    mix = mixed.groupby("policy").mean(numeric_only=True)
+    for policy, key in (("rollmux", "rollmux"), ("random", "random"), ("greedy", "greedy")):
+        rows.append(_metric(f"cost_over_opt_{key}_mixed", "x", sources,
+                            f"time-average cost / optimal's on the mixed workload "
+                            f"(default setting){tail}",
+                            value=float(mix.loc[policy, "cost_over_optimal"])))
+    for policy in ("random", "greedy"):
+        rows.append(_metric(f"slo_{policy}_mixed", "%", sources,
+                            f"SLO attainment on the mixed workload (default setting){tail}",
+                            value=100.0 * float(mix.loc[policy, "slo_attainment"])))
+    rows.append(_metric("peak_gpus_rollmux_mixed", "GPUs", sources,
+                        f"RollMux peak provisioned GPUs (H20 + H800 at one time) on the "
+                        f"mixed workload{tail}",
+                        value=float(mix.loc["rollmux", "peak_gpus_total"])))
+    order = ["cost_over_opt_rollmux_by_workload", "cost_over_opt_random_by_workload",
+             "slo_random_by_workload", "cost_over_opt_greedy_by_workload",
+             "slo_greedy_by_workload", "cost_over_opt_baselines_by_slo", "slo_random_by_slo",
+             "slo_greedy_by_slo", "slo_baselines_by_groupsize",
+             "cost_over_opt_baselines_by_groupsize", "slo_rollmux_simulation",
+             "cost_over_opt_rollmux_mixed", "cost_over_opt_random_mixed",
+             "cost_over_opt_greedy_mixed", "slo_random_mixed", "slo_greedy_mixed",
+             "peak_gpus_rollmux_mixed"]
+    frame = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
+    return frame.set_index("metric").loc[order].reset_index()
+
