@@ -10,13 +10,10 @@ per layout, one row per node, one colour per job, hatched for training.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import pandas as pd
 from matplotlib.patches import Patch
 
-from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, apply_style, figure_main, node_label
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -47,7 +44,7 @@ def draw(phases: pd.DataFrame) -> plt.Figure:
                     hatch=TRAIN_HATCH if rec.phase == "train" else "",
                     edgecolor="white", linewidth=0.5,
                 )
-        ax.set_yticks(range(len(nodes)), [_node_name(n) for n in nodes])
+        ax.set_yticks(range(len(nodes)), [node_label(n) for n in nodes])
         ax.invert_yaxis()
         busy = part["end_s"].max()
         ax.set_title(
@@ -66,22 +63,9 @@ def draw(phases: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def _node_name(node: str) -> str:
-    pool = "H20 node" if node.startswith("R") else "H800 node"
-    return f"{pool} {node[1:]}"
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read the phase table, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--phases", type=Path, required=True, help="per-phase CSV")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    phases = pd.read_csv(args.phases)
-    save_figure(draw(phases), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    return figure_main(__doc__, {"phases": "per-phase CSV"}, draw, argv)
 
 
 if __name__ == "__main__":

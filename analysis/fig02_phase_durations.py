@@ -12,13 +12,12 @@ training durations, like the paper's top-10 production workloads.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -80,25 +79,34 @@ def draw(classes: pd.DataFrame, title: str) -> plt.Figure:
     return fig
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Read the phase table, draw the figure, save PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--phases", type=Path, required=True)
-    parser.add_argument("--png", type=Path, required=True)
-    parser.add_argument("--pdf", type=Path, required=True)
-    parser.add_argument("--top", type=int, default=10, help="workload classes shown")
-    args = parser.parse_args(argv)
-    phases = pd.read_csv(args.phases, keep_default_na=False, na_values={"rollout_s": [""]})
-    classes = workload_classes(phases, args.top)
+def title_of(classes: pd.DataFrame) -> str:
+    """The figure title: how many classes are shown and their duration range."""
     low = min(classes["rollout_s_min"].min(), classes["train_s_min"].min())
     high = max(classes["rollout_s_max"].max(), classes["train_s_max"].max())
-    title = (
+    return (
         f"Phase durations of the {len(classes)} most frequent workload classes "
         f"({low:.0f}-{high:.0f} s)"
     )
-    save_figure(draw(classes, title), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf} ({len(classes)} classes)")
-    return 0
+
+
+def draw_phases(phases: pd.DataFrame, top: int) -> plt.Figure:
+    """:func:`draw` of the `top` most frequent workload classes of a per-job phase table."""
+    classes = workload_classes(phases, top)
+    return draw(classes, title_of(classes))
+
+
+def read_phases(path: Path) -> pd.DataFrame:
+    """The per-job phase table (empty workload labels stay empty strings)."""
+    return pd.read_csv(path, keep_default_na=False, na_values={"rollout_s": [""]})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Read the phase table, draw the figure, save PNG and PDF."""
+    return figure_main(
+        __doc__, {"phases": "per-job phase CSV"}, draw_phases, argv, read=read_phases,
+        options={"top": {"type": int, "default": 10, "help": "workload classes shown"}},
+        note=lambda phases, top: f"{len(workload_classes(phases, top))} classes",
+    )
 
 
 if __name__ == "__main__":

@@ -12,13 +12,10 @@ the slowdown of each job (the paper reports 1.40x and 1.64x).
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import pandas as pd
 
 from rollmux.paperfigs import draw_gantt, legend_handles
-from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -62,17 +59,11 @@ def draw(phases: pd.DataFrame, slowdowns: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Read the two tables, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--phases", type=Path, required=True, help="per-phase CSV")
-    parser.add_argument("--slowdowns", type=Path, required=True, help="per-job slowdown CSV")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    slowdowns = pd.read_csv(args.slowdowns)
-    save_figure(draw(pd.read_csv(args.phases), slowdowns), [args.png, args.pdf])
-    values = ", ".join(f"{v:.2f}x" for v in slowdowns["slowdown"])
-    print(f"wrote {args.png} and {args.pdf} (slowdowns {values})")
-    return 0
+    return figure_main(
+        __doc__, {"phases": "per-phase CSV", "slowdowns": "per-job slowdown CSV"}, draw, argv,
+        note=lambda slowdowns, **_: "slowdowns "
+        + ", ".join(f"{v:.2f}x" for v in slowdowns["slowdown"]),
+    )
 
 
 if __name__ == "__main__":

@@ -10,13 +10,10 @@ start per phase on a log scale, labelled with the cold/warm speed-up.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -52,16 +49,11 @@ def draw(switch: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Read the switch table, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--switch", type=Path, required=True, help="switch-latency CSV")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    switch = pd.read_csv(args.switch)
-    save_figure(draw(switch), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf} (max cold {switch['cold_s'].max():.0f} s, "
-          f"max speed-up {switch['speedup'].max():.1f}x)")
-    return 0
+    return figure_main(
+        __doc__, {"switch": "switch-latency CSV"}, draw, argv,
+        note=lambda switch: f"max cold {switch['cold_s'].max():.0f} s, "
+        f"max speed-up {switch['speedup'].max():.1f}x",
+    )
 
 
 if __name__ == "__main__":

@@ -11,13 +11,10 @@ simulation) and draws each group's timeline with its T_load, T_cycle and status.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import pandas as pd
 
 from rollmux.paperfigs import draw_gantt, legend_handles
-from rollmux.plotstyle import apply_style, save_figure
+from rollmux.plotstyle import apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -51,16 +48,10 @@ def draw(phases: pd.DataFrame, status: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Read the phase and status tables, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--phases", type=Path, required=True, help="per-phase CSV")
-    parser.add_argument("--status", type=Path, required=True, help="per-group status CSV")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    status = pd.read_csv(args.status)
-    save_figure(draw(pd.read_csv(args.phases), status), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf} ({', '.join(status['status'])})")
-    return 0
+    return figure_main(
+        __doc__, {"phases": "per-phase CSV", "status": "per-group status CSV"}, draw, argv,
+        note=lambda status, **_: ", ".join(status["status"]),
+    )
 
 
 if __name__ == "__main__":

@@ -12,13 +12,10 @@ and the next job's rollout starts on the freed ones.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import pandas as pd
 
 from rollmux.paperfigs import draw_gantt, legend_handles, per_gpu_segments
-from rollmux.plotstyle import apply_style, save_figure
+from rollmux.plotstyle import apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -49,14 +46,7 @@ def draw(phases: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Read the timeline, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--phases", type=Path, required=True, help="per-phase CSV")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    save_figure(draw(pd.read_csv(args.phases)), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    return figure_main(__doc__, {"phases": "per-phase CSV"}, draw, argv)
 
 
 if __name__ == "__main__":

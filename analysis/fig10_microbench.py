@@ -13,14 +13,11 @@ RollMux's gain over it (and the paper's).
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
 from rollmux.paperfigs import draw_gantt, legend_handles
-from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -71,16 +68,9 @@ def draw(phases: pd.DataFrame, throughput: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Read the timelines and the throughput table, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--phases", type=Path, required=True, help="per-phase CSV")
-    parser.add_argument("--throughput", type=Path, required=True, help="throughput CSV")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    throughput = pd.read_csv(args.throughput, keep_default_na=True)
-    save_figure(draw(pd.read_csv(args.phases), throughput), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    return figure_main(
+        __doc__, {"phases": "per-phase CSV", "throughput": "throughput CSV"}, draw, argv
+    )
 
 
 if __name__ == "__main__":

@@ -14,13 +14,10 @@ migration per pair of job types, same draws).
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -62,19 +59,13 @@ def draw(lengths: pd.DataFrame, stats: pd.DataFrame, migration: pd.DataFrame) ->
 
 def main(argv: list[str] | None = None) -> int:
     """Read the three tables, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=Path, required=True, help="length histogram CSV")
-    parser.add_argument("--stats", type=Path, required=True, help="length statistics CSV")
-    parser.add_argument("--migration", type=Path, required=True, help="migration CSV")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    migration = pd.read_csv(args.migration)
-    fig = draw(pd.read_csv(args.lengths), pd.read_csv(args.stats), migration)
-    save_figure(fig, [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf} (speed-ups {migration['speedup'].min():.2f}-"
-          f"{migration['speedup'].max():.2f}x)")
-    return 0
+    inputs = {"lengths": "length histogram CSV", "stats": "length statistics CSV",
+              "migration": "migration CSV"}
+    return figure_main(
+        __doc__, inputs, draw, argv,
+        note=lambda migration, **_: f"speed-ups {migration['speedup'].min():.2f}-"
+        f"{migration['speedup'].max():.2f}x",
+    )
 
 
 if __name__ == "__main__":

@@ -10,13 +10,10 @@ model size, labelled with the speed-up.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -52,14 +49,7 @@ def draw(sync: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Read the sync table, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sync", type=Path, required=True, help="sync-time CSV")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    save_figure(draw(pd.read_csv(args.sync)), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    return figure_main(__doc__, {"sync": "sync-time CSV"}, draw, argv)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,9 @@ per policy (first seed), with each policy's time-average cost in the legend.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -35,14 +32,19 @@ def policy_label(policy: str) -> str:
     return POLICY_LABELS.get(policy, policy)
 
 
-def draw(table: pd.DataFrame, series: pd.DataFrame, policies: list[str]) -> plt.Figure:
+def _policy_list(text: str) -> list[str]:
+    """``a,b,`` -> ``["a", "b"]``."""
+    return [p for p in text.split(",") if p]
+
+
+def draw(table: pd.DataFrame, timeseries: pd.DataFrame, policies: list[str]) -> plt.Figure:
     """Three stacked panels over time, one step line per policy (first seed)."""
     apply_style()
     fig, axes = plt.subplots(3, 1, figsize=(7.0, 6.4), sharex=True)
-    seed = int(series["seed"].min())
+    seed = int(timeseries["seed"].min())
     means = table.groupby("policy")["cost_usd_per_h"].mean()
     for k, policy in enumerate(policies):
-        part = series[(series["policy"] == policy) & (series["seed"] == seed)]
+        part = timeseries[(timeseries["policy"] == policy) & (timeseries["seed"] == seed)]
         if not len(part):
             raise ValueError(f"no time series for policy {policy!r}")
         label = f"{policy_label(policy)} (avg ${means[policy]:,.0f}/h)"
@@ -64,20 +66,12 @@ def draw(table: pd.DataFrame, series: pd.DataFrame, policies: list[str]) -> plt.
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read the tables, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", type=Path, required=True, help="production.csv")
-    parser.add_argument("--timeseries", type=Path, required=True,
-                        help="production_timeseries.csv")
-    parser.add_argument("--policies", default="rollmux,solo-d,verl",
-                        help="comma-separated policies to draw")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    policies = [p for p in args.policies.split(",") if p]
-    fig = draw(pd.read_csv(args.table), pd.read_csv(args.timeseries), policies)
-    save_figure(fig, [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    policies = {"default": "rollmux,solo-d,verl", "type": _policy_list,
+                "help": "comma-separated policies to draw"}
+    return figure_main(
+        __doc__, {"table": "production.csv", "timeseries": "production_timeseries.csv"},
+        draw, argv, options={"policies": policies},
+    )
 
 
 if __name__ == "__main__":

@@ -13,13 +13,10 @@ and SLO attainment, grouped bars per policy (means over seeds).
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -35,6 +32,11 @@ def setting_label(kind: str, value: str) -> str:
     if kind == "slo" and "," in value:
         return f"U({value})"
     return value
+
+
+def _policy_list(text: str) -> list[str]:
+    """``a,b,`` -> ``["a", "b"]``."""
+    return [p for p in text.split(",") if p]
 
 
 def draw(table: pd.DataFrame, policies: list[str]) -> plt.Figure:
@@ -76,18 +78,13 @@ def draw(table: pd.DataFrame, policies: list[str]) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read the table, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", type=Path, required=True, help="sensitivity.csv")
-    parser.add_argument("--policies", default="rollmux,random,greedy",
-                        help="comma-separated policies to draw")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    table = pd.read_csv(args.table, dtype={"value": str, "slo": str})
-    fig = draw(table, [p for p in args.policies.split(",") if p])
-    save_figure(fig, [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    policies = {"default": "rollmux,random,greedy", "type": _policy_list,
+                "help": "comma-separated policies to draw"}
+    return figure_main(
+        __doc__, {"table": "sensitivity.csv"}, draw, argv,
+        read=lambda path: pd.read_csv(path, dtype={"value": str, "slo": str}),
+        options={"policies": policies},
+    )
 
 
 if __name__ == "__main__":

@@ -13,12 +13,9 @@ progress.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, save_figure
+from rollmux.plotstyle import apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -77,15 +74,9 @@ def _label(direction: str, strength: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read the template curves, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--curves", type=Path, required=True, help="templates.csv")
-    parser.add_argument("--window", type=int, default=10, help="rolling-mean iterations")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    save_figure(draw(pd.read_csv(args.curves), args.window), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    window = {"type": int, "default": 10, "help": "rolling-mean iterations"}
+    return figure_main(__doc__, {"curves": "templates.csv"}, draw, argv,
+                       options={"window": window})
 
 
 if __name__ == "__main__":

@@ -12,13 +12,10 @@ four policies. Bars are means over seeds; whiskers span the seeds when there are
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, save_figure
+from rollmux.plotstyle import apply_style, figure_main
 from rollmux.sim.robustness import POLICIES, POLICY_LABELS, REFERENCE_POLICY, SETTINGS
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
@@ -81,14 +78,7 @@ def draw(drift: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read drift.csv, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--drift", type=Path, required=True, help="drift.csv")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    save_figure(draw(pd.read_csv(args.drift)), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    return figure_main(__doc__, {"drift": "drift.csv"}, draw, argv)
 
 
 if __name__ == "__main__":

@@ -14,13 +14,10 @@ static RollMux and ``regroup`` (means over seeds), and the migration pause hours
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import TRAIN_HATCH, apply_style, save_figure
+from rollmux.plotstyle import TRAIN_HATCH, apply_style, figure_main
 from rollmux.sim.robustness import POLICY_LABELS, REFERENCE_POLICY, SETTINGS
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
@@ -74,16 +71,9 @@ def draw(utilisation: pd.DataFrame, migration: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read utilisation.csv and migration.csv, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--utilisation", type=Path, required=True, help="utilisation.csv")
-    parser.add_argument("--migration", type=Path, required=True, help="migration.csv")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    fig = draw(pd.read_csv(args.utilisation), pd.read_csv(args.migration))
-    save_figure(fig, [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    return figure_main(
+        __doc__, {"utilisation": "utilisation.csv", "migration": "migration.csv"}, draw, argv
+    )
 
 
 if __name__ == "__main__":

@@ -16,13 +16,10 @@ iteration.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import pandas as pd
 from matplotlib.patches import Patch
 
-from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, apply_style, figure_main, node_label
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -61,7 +58,7 @@ def draw(timeline: pd.DataFrame, events: pd.DataFrame) -> plt.Figure:
         left = rec.kind == "kill"
         ax.text(rec.time_s, -0.75, f" {rec.job_id} {verb} at {rec.time_s:,.0f} s{done} ",
                 color=col, fontsize=7, va="bottom", ha="right" if left else "left")
-    ax.set_yticks(range(len(nodes)), [_node_name(n) for n in nodes])
+    ax.set_yticks(range(len(nodes)), [node_label(n) for n in nodes])
     ax.set_ylim(len(nodes) - 0.4, -1.1)
     ax.set_xlabel("time (s)")
     ax.set_xlim(0, float(timeline["end_s"].max()) * 1.01)
@@ -77,24 +74,13 @@ def draw(timeline: pd.DataFrame, events: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def _node_name(node: str) -> str:
-    pool = "H20 node" if node.startswith("R") else "H800 node"
-    return f"{pool} {node[1:]}"
-
-
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read the timeline and events, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timeline", type=Path, required=True, help="timeline.csv")
-    parser.add_argument("--events", type=Path, required=True, help="events.csv of the replay")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    events = pd.read_csv(args.events, dtype={"detail": str, "job_id": str},
-                         keep_default_na=False)
-    save_figure(draw(pd.read_csv(args.timeline), events), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    return figure_main(
+        __doc__, {"timeline": "timeline.csv", "events": "events.csv of the replay"}, draw,
+        argv, read={"events": lambda path: pd.read_csv(
+            path, dtype={"detail": str, "job_id": str}, keep_default_na=False)},
+    )
 
 
 if __name__ == "__main__":

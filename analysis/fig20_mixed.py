@@ -14,13 +14,10 @@ attainment, means over seeds, like the paper's Fig. 20.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -29,7 +26,7 @@ POLICY_LABELS = {"rollmux": "RollMux", "random": "Random", "greedy": "Greedy (Mo
 ORDER = ("rollmux", "random", "greedy", "optimal")
 
 
-def draw(table: pd.DataFrame, series: pd.DataFrame) -> plt.Figure:
+def draw(table: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
     """Cost over time (left, wide) and bars of cost / optimal and SLO attainment."""
     apply_style()
     present = list(dict.fromkeys(table["policy"]))
@@ -40,9 +37,9 @@ def draw(table: pd.DataFrame, series: pd.DataFrame) -> plt.Figure:
     fig = plt.figure(figsize=(9.0, 3.9))
     grid = fig.add_gridspec(1, 4, width_ratios=(2.6, 1, 1, 0.05))
     ax = fig.add_subplot(grid[0, 0])
-    seed = int(series["seed"].min())
+    seed = int(timeseries["seed"].min())
     for policy in policies:
-        part = series[(series["policy"] == policy) & (series["seed"] == seed)]
+        part = timeseries[(timeseries["policy"] == policy) & (timeseries["seed"] == seed)]
         ax.step(part["time_h"], part["cost_usd_per_h"], where="post", lw=0.9,
                 color=colours[policy],
                 label=f"{POLICY_LABELS.get(policy, policy)} "
@@ -79,17 +76,9 @@ def draw(table: pd.DataFrame, series: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read the tables, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", type=Path, required=True, help="mixed.csv")
-    parser.add_argument("--timeseries", type=Path, required=True,
-                        help="mixed_timeseries.csv")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    fig = draw(pd.read_csv(args.table), pd.read_csv(args.timeseries))
-    save_figure(fig, [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    return figure_main(
+        __doc__, {"table": "mixed.csv", "timeseries": "mixed_timeseries.csv"}, draw, argv
+    )
 
 
 if __name__ == "__main__":

@@ -15,13 +15,10 @@ over time against the bound's (first seed). Definition: docs/metrics.md, "Fluid 
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -37,7 +34,7 @@ def _ordered(policies: list[str]) -> list[str]:
     return known + sorted(p for p in set(policies) if p not in ORDER)
 
 
-def draw(table: pd.DataFrame, fluid: pd.DataFrame, series: pd.DataFrame) -> plt.Figure:
+def draw(table: pd.DataFrame, fluid: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
     """Grouped bars of cost over the bound (left), production cost vs bound over time."""
     apply_style()
     policies = _ordered(list(table["policy"]))
@@ -57,10 +54,10 @@ def draw(table: pd.DataFrame, fluid: pd.DataFrame, series: pd.DataFrame) -> plt.
     bars.set_ylabel("total cost / fluid bound")
     bars.set_title("(a) cost over the fluid lower bound", loc="left")
     bars.legend(frameon=False, fontsize=7, ncol=2)
-    trace = str(series["trace"].iloc[0])
-    seed = int(series["seed"].min())
-    for policy in _ordered(list(series["policy"].unique())):
-        part = series[(series["policy"] == policy) & (series["seed"] == seed)]
+    trace = str(timeseries["trace"].iloc[0])
+    seed = int(timeseries["seed"].min())
+    for policy in _ordered(list(timeseries["policy"].unique())):
+        part = timeseries[(timeseries["policy"] == policy) & (timeseries["seed"] == seed)]
         line.step(part["time_h"], part["cost_usd_per_h"], where="post", lw=0.9,
                   color=colours.get(policy, "black"), label=POLICY_LABELS.get(policy, policy))
     bound = fluid[fluid["trace"] == trace]
@@ -77,19 +74,9 @@ def draw(table: pd.DataFrame, fluid: pd.DataFrame, series: pd.DataFrame) -> plt.
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read the tables, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", type=Path, required=True, help="fluid.csv")
-    parser.add_argument("--fluid", type=Path, required=True, help="fluid_timeseries.csv")
-    parser.add_argument("--timeseries", type=Path, required=True,
-                        help="production_timeseries.csv")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    fig = draw(pd.read_csv(args.table), pd.read_csv(args.fluid),
-               pd.read_csv(args.timeseries))
-    save_figure(fig, [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf}")
-    return 0
+    inputs = {"table": "fluid.csv", "fluid": "fluid_timeseries.csv",
+              "timeseries": "production_timeseries.csv"}
+    return figure_main(__doc__, inputs, draw, argv)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,10 @@ number of counterexamples.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, save_figure
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -57,16 +54,10 @@ def draw(summary: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Read the boundary map, write PNG and PDF."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--summary", type=Path, required=True, help="boundary-map CSV")
-    parser.add_argument("--png", type=Path, required=True, help="output PNG")
-    parser.add_argument("--pdf", type=Path, required=True, help="output PDF")
-    args = parser.parse_args(argv)
-    summary = pd.read_csv(args.summary)
-    save_figure(draw(summary), [args.png, args.pdf])
-    print(f"wrote {args.png} and {args.pdf} ({int(summary['n_counterexamples'].sum())} "
-          "counterexamples)")
-    return 0
+    return figure_main(
+        __doc__, {"summary": "boundary-map CSV"}, draw, argv,
+        note=lambda summary: f"{int(summary['n_counterexamples'].sum())} counterexamples",
+    )
 
 
 if __name__ == "__main__":

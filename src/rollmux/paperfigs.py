@@ -564,12 +564,14 @@ def models_metrics(
 
 
 def node_name(node: str) -> str:
-    """``R0`` -> ``H20 node 0``, ``T1`` -> ``H800 node 1`` (other labels unchanged)."""
-    if node[:1] == "R" and node[1:].isdigit():
-        return f"H20 node {node[1:]}"
-    if node[:1] == "T" and node[1:].isdigit():
-        return f"H800 node {node[1:]}"
-    return node
+    """``R0`` -> ``H20 node 0``, ``T1`` -> ``H800 node 1``: :func:`rollmux.plotstyle.node_label`.
+
+    Kept as a thin wrapper (not an alias) so that importing this module does not load
+    matplotlib; :mod:`rollmux.plotstyle` is imported on first use.
+    """
+    from rollmux.plotstyle import node_label
+
+    return node_label(node)
 
 
 def draw_gantt(
@@ -585,7 +587,7 @@ def draw_gantt(
     training nodes), one colour per job (:data:`rollmux.plotstyle.JOB_COLOURS`), training
     hatched, migrated tails thin and translucent. Returns the row keys drawn.
     """
-    from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH
+    from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, node_label
 
     keys = frame[row_column].astype(str)
     if rows is None:
@@ -604,7 +606,7 @@ def draw_gantt(
             edgecolor="white", linewidth=0.4,
         )
     ax.set_yticks(range(len(rows)), list(labels) if labels is not None else
-                  [node_name(r) for r in rows])
+                  [node_label(r) for r in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)
     return list(rows)
 
