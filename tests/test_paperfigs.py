@@ -322,3 +322,23 @@ def test_figure_script_runs_as_a_program(tmp_path: Path, script: str) -> None:
     out = _run(script, [*args, "--png", str(png), "--pdf", str(pdf)])
     assert f"wrote {png}" in out
     assert png.is_file() and pdf.is_file()
+
+
+def test_recorded_table5_is_checked_and_shipped(tmp_path: Path) -> None:
+    """The pipeline's default Table 5 comes from benchmarks/recorded/, columns checked."""
+    recorded = Path(__file__).resolve().parents[1] / "benchmarks" / "recorded"
+    latency = tables.recorded_table5(recorded / "table5_latency.csv", "latency")
+    assert 2000 in set(latency["jobs"]) and (latency["median_ms"] > 0).all()
+    optimum = tables.recorded_table5(recorded / "table5_optimum.csv", "optimum")
+    finished = optimum[optimum["bruteforce_finished"]]
+    # the exact optimum equals brute force wherever brute force finished
+    assert not finished.empty
+    assert finished["optimal_cost_usd_per_h"].round(6).equals(
+        finished["bruteforce_cost_usd_per_h"].round(6))
+    assert "core" in tables.recorded_machine(recorded / "table5_machine.json")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("jobs,decisions\n100,5\n")
+    with pytest.raises(ValueError, match=r"bad\.csv.*median_ms"):
+        tables.recorded_table5(bad, "latency")
+    with pytest.raises(ValueError, match="part must be"):
+        tables.recorded_table5(bad, "other")

@@ -32,6 +32,7 @@ PIPELINE_FILES = (
     "environment.yml",
     "pyproject.toml",
     "src/rollmux/data",
+    "benchmarks/recorded",
 )
 #: Cheap targets of the determinism runs: two independent jobs, so two cores run both
 #: at once.

@@ -521,7 +521,7 @@ def models_metrics(
     largest = lat.loc[lat["jobs"].idxmax()]
     rows.append(_row("decision_latency_2000_jobs", "ms", paths["latency"],
                      f"median over {int(largest['decisions'])} rollmux decisions at "
-                     f"{int(largest['jobs'])} concurrent jobs (Python, this machine)",
+                     f"{int(largest['jobs'])} concurrent jobs (Python; machine: Table 5 note)",
                      value=float(largest["median_ms"])))
     opt = pd.read_csv(paths["optimum"])
     done = opt[opt["bruteforce_finished"].astype(str) == "True"]

@@ -15,8 +15,10 @@ Each function returns a DataFrame; :func:`markdown` renders one with a title and
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -209,6 +211,37 @@ def table5_optimum(
             "bruteforce_cost_usd_per_h", "bruteforce_finished", "bruteforce_time_limit_s",
             "solo_cost_usd_per_h", "groups")})
     return pd.DataFrame(rows)
+
+
+TABLE5_COLUMNS = {
+    "latency": ("jobs", "decisions", "median_ms", "p95_ms"),
+    "optimum": ("jobs", "seconds", "optimal_cost_usd_per_h", "bruteforce_seconds",
+                "bruteforce_finished"),
+}
+
+
+def recorded_table5(path: str | Path, part: str) -> pd.DataFrame:
+    """A Table 5 half recorded by ``benchmarks/record_table5.py``, its columns checked.
+
+    ``part`` is ``"latency"`` or ``"optimum"``; a missing column raises ValueError naming
+    the file and the column.
+    """
+    if part not in TABLE5_COLUMNS:
+        raise ValueError(f"part must be one of {sorted(TABLE5_COLUMNS)}, got {part!r}")
+    frame = pd.read_csv(path)
+    for column in TABLE5_COLUMNS[part]:
+        if column not in frame.columns:
+            raise ValueError(f"{path}: recorded Table 5 ({part}) has no column {column!r}")
+    if frame.empty:
+        raise ValueError(f"{path}: recorded Table 5 ({part}) has no rows")
+    return frame
+
+
+def recorded_machine(path: str | Path) -> str:
+    """One line naming the machine and time of a recorded Table 5 (table5_machine.json)."""
+    info = json.loads(Path(path).read_text(encoding="utf-8"))
+    return (f"{info['cores']}-core {info['cpu']}, Python {info['python']}, "
+            f"load {info['load_average_1m']:.1f}, {info['recorded_utc']} UTC")
 
 
 def table6_profiles(workloads_path: str | None = None) -> pd.DataFrame:
