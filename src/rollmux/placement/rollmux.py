@@ -51,6 +51,7 @@ from rollmux.placement.base import (
     PlacementPolicy,
     Strategy,
     admissible_profile,
+    group_members,
     new_group_placement,
     node_price_usd_per_h,
     register_policy,
@@ -163,23 +164,7 @@ class RollMuxPolicy(PlacementPolicy):
     def _summarise(self, group: GroupState, snapshot: ClusterSnapshot) -> _GroupSummary:
         """Compute a group's loads, chains and SLO slack under the admission estimates."""
         hw = snapshot.hw
-        members = []
-        for job_id in group.jobs:
-            placed = snapshot.jobs[job_id]
-            phases = job_phases_from_rljob(placed.job, hw, placed.times)
-            if self.worst_case:
-                phases = phases.worst_case()
-            members.append(
-                GroupJob(
-                    phases=phases,
-                    rollout_nodes=placed.rollout_nodes,
-                    train_nodes=placed.train_nodes,
-                    slo=placed.job.slo,
-                    rollout_mem_gb_per_node=placed.rollout_mem_gb,
-                    train_mem_gb_per_node=placed.train_mem_gb,
-                    job_id=job_id,
-                )
-            )
+        members = group_members(group, snapshot, self.worst_case)
         nodes = snapshot.nodes
         shared = {n for n in (*group.rollout_nodes, *group.train_nodes) if len(nodes[n].jobs) > 1}
         load: dict[str, float] = {}
@@ -207,7 +192,7 @@ class RollMuxPolicy(PlacementPolicy):
             busy_usd += price_r * p.rollout_s * len(m.rollout_nodes)
             busy_usd += price_t * p.train_s * len(m.train_nodes)
         return _GroupSummary(
-            members=tuple(members),
+            members=members,
             t_cycle_s=max(chains),
             t_load_s=max(load.values()),
             slack_s=min(m.slo * m.phases.solo_iteration_s for m in members),
