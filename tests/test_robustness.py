@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rollmux.hardware import load_hardware
 from rollmux.placement.regroup import migration_pause_s
 from rollmux.sim import robustness as rb
 from rollmux.sim.drift import TEMPLATES, length_factor
@@ -108,16 +107,6 @@ def test_failures_text_is_validated_and_sorted() -> None:
         rb.failures_text([{"job_id": "Q", "kill_at_s": 1}], ["D1"])
     with pytest.raises(ValueError, match="resubmit_at_s must be >="):
         rb.failures_text([{"job_id": "D1", "kill_at_s": 10, "resubmit_at_s": 5}], ["D1"])
-
-
-def test_hardware_yaml_reproduces_the_overrides() -> None:
-    """The written hardware file loads to load_hardware(overrides=...), nested or dotted."""
-    overrides = {"node.host_mem_gb": 1024, "perf": {"train_mfu": 0.4}}
-    got = rb.load_hardware_text(rb.hardware_yaml_text(overrides))
-    assert got == load_hardware(overrides=overrides)
-    assert rb.load_hardware_text(rb.hardware_yaml_text({})) == load_hardware()
-    with pytest.raises(ValueError, match="unknown override"):
-        rb.hardware_yaml_text({"node.bogus": 1})
 
 
 # --------------------------------------------------------------------------- Fig. 16

@@ -3,6 +3,7 @@
 # The top-level schema (workflow/schemas/config.schema.yaml) names every section; the
 # sections of the later pipeline stages each have their own schema file,
 # workflow/schemas/<section>.schema.yaml, validated here too.
+import json
 import sys
 
 from snakemake.utils import validate
@@ -14,6 +15,13 @@ for _section in ("sim", "robustness", "paperfigs", "claims"):
 
 # Software of every rule (`conda: ENV`): the project environment, rollmux installed.
 ENV = "../../environment.yml"
+
+# The config's hardware overrides as an option of `rollmux simulate` (empty when none).
+HW_OVERRIDES_ARG = (
+    f"--hardware-overrides '{json.dumps(config['hardware_overrides'], sort_keys=True)}'"
+    if config.get("hardware_overrides")
+    else ""
+)
 
 # Every rule file appends the files `rule all` builds to this list.
 TARGETS = []

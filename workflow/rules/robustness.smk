@@ -24,19 +24,6 @@ RB_RUN_DIR = "results/robustness/drift={setting}/policy={policy}/seed={seed}"
 RB_FAIL_DIR = f"results/robustness/failure/policy=rollmux/seed={config['seed']}"
 
 
-rule robustness_hardware:
-    conda:
-        ENV
-    output:
-        hardware="results/robustness/hardware.yaml",
-    params:
-        overrides=config.get("hardware_overrides", {}),
-    log:
-        "results/logs/robustness/hardware.log",
-    script:
-        "../scripts/robustness_hardware.py"
-
-
 rule robustness_trace:
     conda:
         ENV
@@ -62,7 +49,6 @@ rule robustness_replay:
         seed=r"\d+",
     input:
         trace=rules.robustness_trace.output.trace,
-        hardware=rules.robustness_hardware.output.hardware,
     output:
         summary=f"{RB_RUN_DIR}/summary.json",
         events=f"{RB_RUN_DIR}/events.csv",
@@ -71,6 +57,7 @@ rule robustness_replay:
         config=f"{RB_RUN_DIR}/config.json",
     params:
         python=sys.executable,
+        hardware=HW_OVERRIDES_ARG,
         out=lambda w, output: os.path.dirname(output.summary),
         regroup=lambda w: (
             f"--regroup-interval-h {RB['regroup_interval_h']}" if w.policy == "regroup" else ""
@@ -79,7 +66,7 @@ rule robustness_replay:
         "results/logs/robustness/drift={setting}/policy={policy}/seed={seed}.log",
     shell:
         "{params.python} -m rollmux.sim.cli simulate --trace {input.trace} "
-        "--hardware {input.hardware} --policy {wildcards.policy} --seed {wildcards.seed} "
+        "{params.hardware} --policy {wildcards.policy} --seed {wildcards.seed} "
         "--drift {wildcards.setting} {params.regroup} --no-phases --quiet "
         "--out {params.out} > {log} 2>&1"
 
@@ -153,7 +140,6 @@ rule robustness_failure_replay:
     input:
         trace=rules.robustness_failure_inputs.output.trace,
         failures=rules.robustness_failure_inputs.output.failures,
-        hardware=rules.robustness_hardware.output.hardware,
     output:
         summary=f"{RB_FAIL_DIR}/summary.json",
         phases=f"{RB_FAIL_DIR}/phases.csv",
@@ -163,13 +149,14 @@ rule robustness_failure_replay:
         config=f"{RB_FAIL_DIR}/config.json",
     params:
         python=sys.executable,
+        hardware=HW_OVERRIDES_ARG,
         out=lambda w, output: os.path.dirname(output.summary),
         seed=config["seed"],
     log:
         "results/logs/robustness/failure_replay.log",
     shell:
         "{params.python} -m rollmux.sim.cli simulate --trace {input.trace} "
-        "--hardware {input.hardware} --policy rollmux --seed {params.seed} "
+        "{params.hardware} --policy rollmux --seed {params.seed} "
         "--failures {input.failures} --quiet --out {params.out} > {log} 2>&1"
 
 

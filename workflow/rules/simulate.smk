@@ -9,7 +9,6 @@
 # first N arrivals of traces/<name>.csv (written by sim_window; config sim.sensitivity.
 # window). The runs each table needs come from rollmux.sim.sweeps.sweep_plan(config).
 import dataclasses
-import json
 from pathlib import Path
 
 from rollmux.sim.sweeps import run_files, sweep_plan, trace_file
@@ -50,11 +49,7 @@ rule sim_replay:
     params:
         python=sys.executable,
         out=lambda w, output: str(Path(output.summary).parent),
-        hardware=(
-            f"--hardware-overrides '{json.dumps(SIM_OVERRIDES, sort_keys=True)}'"
-            if SIM_OVERRIDES
-            else ""
-        ),
+        hardware=HW_OVERRIDES_ARG,
     log:
         "results/logs/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}.log",
     benchmark:

@@ -18,9 +18,7 @@ holds everything between the simulator's output files and the figures:
 * Fig. 19: :func:`failure_timeline`, the failure replay's per-phase table with job ids,
   node names, incarnations and the work the kill threw away;
 * claims C47-C52: :func:`robustness_metrics`, rows of the metrics contract of
-  workflow/README.md;
-* :func:`hardware_yaml_text`: the config's hardware overrides as a file for
-  ``rollmux simulate --hardware``.
+  workflow/README.md.
 
 Definitions: docs/metrics.md, section "Robustness".
 """
@@ -66,8 +64,6 @@ __all__ = [
     "failure_trace_text",
     "failures_text",
     "first_arrivals_text",
-    "hardware_yaml_text",
-    "load_hardware_text",
     "migration_table",
     "robustness_metrics",
     "template_curves",
@@ -566,63 +562,3 @@ def robustness_metrics(
                 + ")" + tail,
     })
     return pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
-
-
-# --------------------------------------------------------------------------- hardware
-
-
-def _flatten(overrides: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Dotted keys of a nested overrides mapping (``{"node": {"a": 1}}`` -> ``node.a``)."""
-    out: dict[str, Any] = {}
-    for key, value in overrides.items():
-        if not isinstance(key, str) or not key:
-            raise ValueError(f"override keys must be non-empty strings, got {key!r}")
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(_flatten(value, f"{name}."))
-        else:
-            out[name] = value
-    return out
-
-
-def hardware_yaml_text(overrides: Mapping[str, Any] | None = None) -> str:
-    """The packaged hardware defaults with ``overrides`` applied, as a hardware YAML file.
-
-    For ``rollmux simulate --hardware``: the documented defaults file with each
-    overridden leaf's ``value`` replaced (a new leaf is added as a bare value). The text
-    is checked to load to exactly ``load_hardware(overrides=overrides)``.
-    """
-    import yaml
-
-    from rollmux.hardware import default_hardware_path, load_hardware
-
-    expected = load_hardware(overrides=dict(overrides or {}))  # validates the keys
-    raw = yaml.safe_load(default_hardware_path().read_text(encoding="utf-8"))
-    for key, value in sorted(_flatten(overrides or {}).items()):
-        *parents, leaf = key.split(".")
-        cursor = raw
-        for part in parents:
-            cursor = cursor.setdefault(part, {})
-        if isinstance(cursor.get(leaf), dict):
-            cursor[leaf]["value"] = value
-        else:
-            cursor[leaf] = value
-    text = ("# Hardware of the robustness replays: src/rollmux/data/defaults.yaml with the "
-            "config's hardware_overrides applied (rollmux.sim.robustness.hardware_yaml_text).\n"
-            + yaml.safe_dump(raw, sort_keys=False))
-    got = load_hardware_text(text)
-    if got != expected:
-        raise ValueError("hardware_yaml_text: the written file does not reproduce the overrides")
-    return text
-
-
-def load_hardware_text(text: str) -> Any:
-    """The :class:`rollmux.hardware.Hardware` of a hardware YAML text (via a temp file)."""
-    import tempfile
-
-    from rollmux.hardware import load_hardware
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "hardware.yaml"
-        path.write_text(text, encoding="utf-8")
-        return load_hardware(path)
