@@ -1,6 +1,6 @@
 # Robustness: drift templates and settings, failures (paper sec. 6.6, Fig. 16-19, C47-C52).
 #
-# Drift: the first `first_arrivals` jobs of traces/<trace>.csv (results/robustness/trace.csv)
+# Drift: the first `first_arrivals` jobs of traces/<trace>.csv (rule sim_window's cut)
 # are replayed by `rollmux simulate` under each drift setting with static RollMux, Random,
 # Greedy (Most-Idle) and `regroup` (hourly optimal regrouping with migration pauses), into
 # results/robustness/drift=<setting>/policy=<policy>/seed=<seed>/. Failure: a small group
@@ -11,6 +11,7 @@ import os
 
 from rollmux.sim.robustness import POLICIES as RB_POLICIES
 from rollmux.sim.robustness import SETTINGS as RB_SETTINGS
+from rollmux.sim.sweeps import trace_file
 
 RB = config["robustness"]
 RB_SEEDS = [int(s) for s in RB["seeds"]]
@@ -20,24 +21,15 @@ RB_RUNS = [
     for policy in RB_POLICIES
     for seed in RB_SEEDS
 ]
+# The drift replays' trace: the first `first_arrivals` arrivals, cut by rule sim_window
+# (simulate.smk) like the sensitivity sweeps' windows; 0 = the shipped trace itself.
+RB_TRACE = (
+    trace_file(f"{RB['trace']}-first{RB['first_arrivals']}")
+    if RB["first_arrivals"]
+    else f"traces/{RB['trace']}.csv"
+)
 RB_RUN_DIR = "results/robustness/drift={setting}/policy={policy}/seed={seed}"
 RB_FAIL_DIR = f"results/robustness/failure/policy=rollmux/seed={config['seed']}"
-
-
-rule robustness_trace:
-    conda:
-        ENV
-    input:
-        trace=f"traces/{RB['trace']}.csv",
-    output:
-        trace="results/robustness/trace.csv",
-    params:
-        first_arrivals=RB["first_arrivals"],
-        overrides=config.get("hardware_overrides", {}),
-    log:
-        "results/logs/robustness/trace.log",
-    script:
-        "../scripts/robustness_trace.py"
 
 
 rule robustness_replay:
@@ -48,7 +40,7 @@ rule robustness_replay:
         policy="|".join(RB_POLICIES),
         seed=r"\d+",
     input:
-        trace=rules.robustness_trace.output.trace,
+        trace=RB_TRACE,
     output:
         summary=f"{RB_RUN_DIR}/summary.json",
         events=f"{RB_RUN_DIR}/events.csv",
@@ -95,7 +87,7 @@ rule robustness_aggregate:
     input:
         summaries=[os.path.join(RB_RUN_DIR.format(**r), "summary.json") for r in RB_RUNS],
         events=[os.path.join(RB_RUN_DIR.format(**r), "events.csv") for r in RB_RUNS],
-        trace=rules.robustness_trace.output.trace,
+        trace=RB_TRACE,
     output:
         drift="results/robustness/drift.csv",
         utilisation="results/robustness/utilisation.csv",

@@ -6,8 +6,8 @@ three drift settings (Increasing, Decreasing, Mixed) with static RollMux, Random
 a small micro-benchmark group in which one job is killed and resubmitted. This module
 holds everything between the simulator's output files and the figures:
 
-* inputs: :func:`first_arrivals_text` (the first N arrivals of a trace, so that the quick
-  profile can afford the regrouping baseline), :func:`failure_trace_text` and
+* inputs (the drift replays' trace window is cut by :func:`rollmux.sim.sweeps.window_trace_text`,
+  rule ``sim_window``): :func:`failure_trace_text` and
   :func:`failures_text` (the failure replay's trace and kill list); each is validated (by
   the trace loader, :func:`rollmux.sim.drift.parse_failures`) before it is written;
 * Fig. 16: :func:`template_curves`, per-iteration phase draws of one representative job
@@ -63,7 +63,6 @@ __all__ = [
     "failure_timeline",
     "failure_trace_text",
     "failures_text",
-    "first_arrivals_text",
     "migration_table",
     "robustness_metrics",
     "template_curves",
@@ -139,21 +138,6 @@ def _check_count(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
-
-
-def first_arrivals_text(source: str | Path, n: int, hw: Any = None) -> str:
-    """The trace text of the first ``n`` arrivals of ``source`` (``n = 0``: every job).
-
-    Jobs are ordered by arrival time (ties in file order) and keep every column. The source
-    is validated first (raises :class:`rollmux.traces.TraceError`, a ValueError).
-    """
-    n = _check_count("n", n, 0)
-    frame = read_trace_frame(source, hw).sort_values("arrival_s", kind="stable")
-    total = len(frame)
-    keep = total if n == 0 else min(n, total)
-    comment = (f"derived by rollmux.sim.robustness.first_arrivals_text: the first {keep} of "
-               f"{total} arrivals of {Path(source).name}")
-    return trace_text(frame.head(keep).reset_index(drop=True), comments=[comment])
 
 
 def failure_trace_text(
