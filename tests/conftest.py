@@ -35,3 +35,16 @@ def shared_traces() -> Path:
     if not path.is_dir():
         pytest.skip(f"public traces not found at {path} (expected ../shared beside the repo)")
     return path
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--update-golden``: rewrite tests/golden/ instead of comparing with it."""
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite the golden outputs under tests/golden/ (commit the "
+                          "refresh on its own, saying what moved and why)")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """True when pytest runs with --update-golden."""
+    return bool(request.config.getoption("--update-golden"))
