@@ -183,7 +183,10 @@ class JobPhases:
 
     def worst_case(self) -> JobPhases:
         """The same job with its worst-case (max-token) phase durations as the nominal ones."""
-        return replace(self, rollout_s=self.rollout_max_s, train_s=self.train_max_s)
+        # __post_init__ fills a missing worst case with the nominal duration.
+        rollout_max = self.rollout_s if self.rollout_max_s is None else self.rollout_max_s
+        train_max = self.train_s if self.train_max_s is None else self.train_max_s
+        return replace(self, rollout_s=rollout_max, train_s=train_max)
 
     def busy_gpu_s(self) -> tuple[float, float]:
         """Useful GPU-seconds per iteration on the (rollout, training) pools."""

@@ -118,7 +118,7 @@ def normalise_pinning(
         raise ValueError(f"{name}: expected one node (or node collection) per job, got {pinning!r}")
     if len(pinning) != n_jobs:
         raise ValueError(f"{name}: expected {n_jobs} entries (one per job), got {len(pinning)}")
-    out = []
+    out: list[tuple[Hashable, ...]] = []
     for j, entry in enumerate(pinning):
         if type(entry) is int and entry >= 0:  # fast path: the ABC checks below are slow
             out.append((entry,))
