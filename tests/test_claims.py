@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from rollmux.claims import (
+    CALIBRATED,
     DIFFERS,
     METRICS_COLUMNS,
     NOT_REPRODUCIBLE,
@@ -20,6 +21,7 @@ from rollmux.claims import (
     build_claims_report,
     compare,
     compare_with_paper,
+    load_calibration,
     load_ledger,
     load_tolerances,
 )
@@ -51,12 +53,15 @@ def _write(path: Path, rows: list[dict[str, str]]) -> Path:
     return path
 
 
-def _build(tmp_path: Path, rows: list[dict[str, str]]) -> tuple[dict[str, int], pd.DataFrame]:
+def _build(tmp_path: Path, rows: list[dict[str, str]], **options: object
+           ) -> tuple[dict[str, int], pd.DataFrame]:
     """Run the report on two metrics files holding ``rows``; return counts and the table."""
     half = len(rows) // 2
     files = [_write(tmp_path / "a.csv", rows[:half]), _write(tmp_path / "b.csv", rows[half:])]
+    options = {"require_evidence": False, "results_root": tmp_path, **options}
     counts = build_claims_report(
-        files, tmp_path / "claims.csv", tmp_path / "claims.md", tmp_path / "summary.json"
+        files, tmp_path / "claims.csv", tmp_path / "claims.md", tmp_path / "summary.json",
+        **options,  # type: ignore[arg-type]
     )
     return counts, pd.read_csv(tmp_path / "claims.csv", dtype=str, keep_default_na=False)
 
@@ -90,7 +95,10 @@ def test_all_reproduced_when_ours_equal_paper(tmp_path: Path) -> None:
     ledger = load_ledger()
     counts, table = _build(tmp_path, _metrics_rows(ledger))
     n_no = int((ledger["reproducible"] == "no").sum())
-    assert counts == {REPRODUCED: len(ledger) - n_no, DIFFERS: 0, NOT_REPRODUCIBLE: n_no}
+    n_cal = len({t for fit in load_calibration(ledger).fits.values() for t in fit.targets}
+                & set(ledger["claim_id"]))
+    assert counts == {REPRODUCED: len(ledger) - n_no - n_cal, CALIBRATED: n_cal, DIFFERS: 0,
+                      NOT_REPRODUCIBLE: n_no}
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["counts"] == counts and summary["total"] == len(ledger)
     assert list(table["claim_id"]) == list(ledger["claim_id"])
@@ -111,7 +119,8 @@ def test_differs_shows_ledger_reason(tmp_path: Path) -> None:
     _, table = _build(tmp_path, rows)
     rec = table.set_index("claim_id")
     assert rec.at["C01", "status"] == DIFFERS
-    assert "synthetic" in rec.at["C01", "reason"]
+    assert rec.at["C01", "footnotes"] == "synthetic-trace"
+    assert "synthetic" in (tmp_path / "claims.md").read_text()
     assert rec.at["C01", "comparison"] == "x0.685"
     assert rec.at["C02", "status"] == REPRODUCED and rec.at["C02", "reason"] == ""
     assert rec.at["C53", "status"] == DIFFERS and "counterexample" in rec.at["C53", "reason"]
@@ -199,7 +208,8 @@ def test_bad_ledger_row_names_line_and_column(tmp_path: Path) -> None:
     text = (Path(__file__).resolve().parents[1] / "src/rollmux/data/claims.csv").read_text()
     lines = text.splitlines(keepends=True)
     header = next(i for i, line in enumerate(lines) if line.startswith("claim_id,"))
-    lines[header + 2] = lines[header + 2].replace(",ratio,yes,", ",ratios,maybe,", 1)
+    lines[header + 2] = lines[header + 2].replace(",ratio,benefit,yes,",
+                                                  ",ratios,benefit,maybe,", 1)
     bad = tmp_path / "claims.csv"
     bad.write_text("".join(lines))
     with pytest.raises(ClaimsError) as error:
@@ -232,3 +242,100 @@ def test_config_section_schema() -> None:
     ):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
+
+
+def _calibration_file(tmp_path: Path, targets: list[str], name: str = "trace_mix") -> Path:
+    """A calibration set with one fit using ``targets`` (and one fact F1)."""
+    data = {
+        "version": 1,
+        "facts": {"F1": {"statement": "trace span", "value": 370.2, "unit": "h"}},
+        "fits": {name: {"description": "test fit", "program": "rule test_fit",
+                        "parameters": {"mix": "workloads.yaml"}, "targets": targets,
+                        "residuals": f"results/calibration/{name}/residuals.csv"}},
+    }
+    path = tmp_path / "calibration.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_calibration_rejects_benefit_unknown_and_shared_targets(tmp_path: Path) -> None:
+    """RollMux's benefit claims are never fit targets; unknown and reused targets fail too."""
+    ledger = load_ledger()
+    with pytest.raises(ClaimsError, match="C01 is a RollMux benefit claim"):
+        load_calibration(ledger, _calibration_file(tmp_path, ["C05", "C01"]))
+    with pytest.raises(ClaimsError, match="'C99' is neither a claim nor a fact"):
+        load_calibration(ledger, _calibration_file(tmp_path, ["C99"]))
+    two = yaml.safe_load(_calibration_file(tmp_path, ["C05"]).read_text())
+    two["fits"]["other"] = {**two["fits"]["trace_mix"], "targets": ["C05", "F1"]}
+    (tmp_path / "two.yaml").write_text(yaml.safe_dump(two))
+    with pytest.raises(ClaimsError, match=r"C05 is already a target of fits\."):
+        load_calibration(ledger, tmp_path / "two.yaml")
+
+
+def test_shipped_calibration_set_fits_no_benefit_claim() -> None:
+    """The declared calibration set loads: no benefit claim among its targets."""
+    ledger = load_ledger()
+    roles = dict(zip(ledger["claim_id"], ledger["role"], strict=True))
+    calibration = load_calibration(ledger)
+    for fit in calibration.fits.values():
+        assert all(roles.get(t, "fact") != "benefit" for t in fit.targets), fit.name
+
+
+def test_calibrated_status_and_residuals_in_report(tmp_path: Path) -> None:
+    """A fit target is `calibrated` even when ours equals the paper; residuals are shown."""
+    ledger = load_ledger()
+    residuals = tmp_path / "results" / "calibration" / "trace_mix" / "residuals.csv"
+    residuals.parent.mkdir(parents=True)
+    residuals.write_text("target,unit,paper,fitted,residual,note\n"
+                         "C05,USD/h,936,940.1,+0.4%,fit\nF1,h,370.2,370.2,0,fit\n")
+    counts, table = _build(tmp_path, _metrics_rows(ledger),
+                           calibration=_calibration_file(tmp_path, ["C05", "F1"]))
+    rec = table.set_index("claim_id")
+    assert rec.at["C05", "status"] == CALIBRATED and rec.at["C05", "calibration"] == "trace_mix"
+    assert counts[CALIBRATED] == 1
+    markdown = (tmp_path / "claims.md").read_text()
+    assert "### Fit `trace_mix`" in markdown and "| C05 | USD/h | 936 | 940.1 |" in markdown
+    residuals.unlink()
+    with pytest.raises(ClaimsError, match="no such file"):
+        _build(tmp_path, _metrics_rows(ledger),
+               calibration=_calibration_file(tmp_path, ["C05", "F1"]))
+
+
+def test_differing_claim_needs_existing_evidence(tmp_path: Path) -> None:
+    """With require_evidence, a differs row without an existing evidence file fails loudly."""
+    ledger = load_ledger()
+    rows = _metrics_rows(ledger)
+    next(r for r in rows if r["metric"] == "cost_ratio_solod_over_rollmux")["value"] = "1.26"
+    with pytest.raises(ClaimsError, match=r"C01 .*no evidence in the ledger"):
+        _build(tmp_path, rows, require_evidence=True)
+    text = (ROOT / "src/rollmux/data/claims.csv").read_text()
+    lines = text.splitlines(keepends=True)
+    row = next(i for i, line in enumerate(lines) if line.startswith("C01,"))
+    lines[row] = lines[row].rstrip("\n") + "results/evidence/c01.csv\n"
+    (tmp_path / "ledger.csv").write_text("".join(lines))
+    with pytest.raises(ClaimsError, match=r"evidence results/evidence/c01\.csv not found"):
+        _build(tmp_path, rows, require_evidence=True, ledger=tmp_path / "ledger.csv")
+    (tmp_path / "results" / "evidence").mkdir(parents=True)
+    (tmp_path / "results" / "evidence" / "c01.csv").write_text("what_it_would_take\n1\n")
+    _, table = _build(tmp_path, rows, require_evidence=True, ledger=tmp_path / "ledger.csv")
+    assert table.set_index("claim_id").at["C01", "evidence"] == "results/evidence/c01.csv"
+
+
+def test_ledger_evidence_must_be_under_results(tmp_path: Path) -> None:
+    """An evidence path outside results/ is a ledger error naming the row and column."""
+    text = (ROOT / "src/rollmux/data/claims.csv").read_text()
+    lines = text.splitlines(keepends=True)
+    row = next(i for i, line in enumerate(lines) if line.startswith("C01,"))
+    lines[row] = lines[row].rstrip("\n") + "../etc/passwd\n"
+    (tmp_path / "ledger.csv").write_text("".join(lines))
+    with pytest.raises(ClaimsError, match=r"row 1 \(C01\), column evidence"):
+        load_ledger(tmp_path / "ledger.csv")
+
+
+def test_every_footnote_of_the_ledger_exists() -> None:
+    """Each footnote id used by the ledger has its text in claims_footnotes.yaml."""
+    from rollmux.claims import load_footnotes
+
+    notes = load_footnotes()
+    used = {f for text in load_ledger()["footnotes"] for f in text.split(";") if f}
+    assert used <= set(notes)

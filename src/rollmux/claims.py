@@ -1,12 +1,16 @@
 """Claims report: each of the paper's numbers (the claims ledger) next to ours.
 
 The ledger, ``rollmux/data/claims.csv``, holds the rows of ``../shared/paper/claims.csv``
-plus, per claim, whether it is reproducible here, why not, and a short explanation shown
-when our value differs. The tolerance of each kind of claim is stated once, in
-``rollmux/data/claims_tolerances.yaml``. Every pipeline stage that backs a claim writes
-``results/metrics/<stage>.csv`` (the metrics contract of ``workflow/README.md``); this
-module validates those files, joins them with the ledger on ``metric`` and classifies each
-claim as ``reproduced``, ``differs`` or ``not reproducible here``.
+plus, per claim, its role (a RollMux benefit, a baseline's number, an input, ...), whether
+it is reproducible here and why not, why our value may differ (a row's own sentence and
+shared footnotes, ``claims_footnotes.yaml``) and the results file of the experiment that
+explains the difference (``evidence``). The tolerance of each kind of claim is stated once,
+in ``rollmux/data/claims_tolerances.yaml``; the calibration set (the only paper numbers
+any input is fitted to) in ``rollmux/data/calibration.yaml``. Every pipeline stage that
+backs a claim writes ``results/metrics/<stage>.csv`` (the metrics contract of
+``workflow/README.md``); this module validates those files, joins them with the ledger on
+``metric`` and classifies each claim as ``reproduced``, ``calibrated`` (a fit target),
+``differs`` or ``not reproducible here``.
 """
 
 from __future__ import annotations
@@ -41,10 +45,17 @@ PAPER_COLUMNS: tuple[str, ...] = (
 #: Columns the ledger adds to the paper's.
 LEDGER_COLUMNS: tuple[str, ...] = (
     *PAPER_COLUMNS,
+    "role",
     "reproducible",
     "not_reproducible_reason",
     "differs_reason",
+    "footnotes",
+    "evidence",
 )
+#: What a claim is about (ledger column ``role``); ``benefit`` claims are never fitted.
+ROLES: tuple[str, ...] = ("benefit", "baseline", "input", "hardware", "runtime", "property")
+#: Columns of a fit's residuals file (results/calibration/<fit>/residuals.csv).
+RESIDUAL_COLUMNS: tuple[str, ...] = ("target", "unit", "paper", "fitted", "residual", "note")
 #: Columns of every ``results/metrics/<stage>.csv`` (workflow/README.md).
 METRICS_COLUMNS: tuple[str, ...] = ("metric", "value", "low", "high", "unit", "source", "note")
 #: Kinds of claim and the units a ledger row may use.
@@ -52,10 +63,11 @@ KINDS: tuple[str, ...] = ("ratio", "value", "range", "lower_bound", "upper_bound
 UNITS: tuple[str, ...] = ("x", "%", "USD/h", "s", "ms", "GPUs", "kUSD/h", "bool")
 
 REPRODUCED = "reproduced"
+CALIBRATED = "calibrated"
 DIFFERS = "differs"
 NOT_REPRODUCIBLE = "not reproducible here"
 #: Statuses in report order.
-STATUSES: tuple[str, ...] = (REPRODUCED, DIFFERS, NOT_REPRODUCIBLE)
+STATUSES: tuple[str, ...] = (REPRODUCED, CALIBRATED, DIFFERS, NOT_REPRODUCIBLE)
 
 #: Columns of the report (figures/claims.csv), in order.
 REPORT_COLUMNS: tuple[str, ...] = (
@@ -66,6 +78,7 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "metric",
     "unit",
     "kind",
+    "role",
     "paper",
     "ours",
     "ratio",
@@ -74,6 +87,9 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "tolerance",
     "status",
     "reason",
+    "footnotes",
+    "evidence",
+    "calibration",
     "source",
 )
 
@@ -130,6 +146,129 @@ def ledger_path() -> Path:
 def tolerances_path() -> Path:
     """Path of the tolerance-by-kind file shipped with the package."""
     return Path(str(resources.files("rollmux") / "data" / "claims_tolerances.yaml"))
+
+
+def footnotes_path() -> Path:
+    """Path of the shared-reasons file shipped with the package."""
+    return Path(str(resources.files("rollmux") / "data" / "claims_footnotes.yaml"))
+
+
+def calibration_path() -> Path:
+    """Path of the declared calibration set shipped with the package."""
+    return Path(str(resources.files("rollmux") / "data" / "calibration.yaml"))
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """One declared fit of the calibration set (calibration.yaml, ``fits``)."""
+
+    name: str
+    description: str
+    program: str
+    parameters: Mapping[str, str]
+    targets: tuple[str, ...]
+    residuals: str
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """The calibration set: facts of the paper's text and the fits that use them."""
+
+    facts: Mapping[str, Mapping[str, Any]]
+    fits: Mapping[str, Fit]
+
+    def fit_of(self, target: str) -> Fit | None:
+        """The fit that uses ``target`` (a claim or fact id), or None."""
+        for fit in self.fits.values():
+            if target in fit.targets:
+                return fit
+        return None
+
+
+def _yaml_mapping(path: Path | str, what: str) -> dict[str, Any]:
+    """A YAML file that must hold a mapping; ClaimsError naming the file otherwise."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ClaimsError(f"{path}: cannot read {what} ({exc})") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ClaimsError(f"{path}: expected a mapping ({what})")
+    return data
+
+
+def load_footnotes(path: Path | str | None = None) -> dict[str, str]:
+    """Footnote id -> text (claims_footnotes.yaml); ClaimsError for a non-text entry."""
+    path = footnotes_path() if path is None else Path(path)
+    data = _yaml_mapping(path, "footnotes")
+    bad = [str(k) for k, v in data.items() if not isinstance(v, str) or not v.strip()]
+    if bad:
+        raise ClaimsError(f"{path}: footnote(s) {bad} must be non-empty text")
+    return {str(k): " ".join(str(v).split()) for k, v in data.items()}
+
+
+def load_calibration(ledger: pd.DataFrame, path: Path | str | None = None) -> Calibration:
+    """Load and check the calibration set against the ledger.
+
+    ClaimsError (naming the fit and the target) for an unknown target, a target used by two
+    fits, a claim whose role is ``benefit`` (RollMux's results are never fitted), or a fit
+    missing one of its keys.
+    """
+    path = calibration_path() if path is None else Path(path)
+    data = _yaml_mapping(path, "calibration set")
+    facts = data.get("facts") or {}
+    fits_raw = data.get("fits") or {}
+    if not isinstance(facts, dict) or not isinstance(fits_raw, dict):
+        raise ClaimsError(f"{path}: `facts` and `fits` must be mappings")
+    problems: list[str] = []
+    for fid, fact in facts.items():
+        if not isinstance(fact, dict) or _number(str(fact.get("value", ""))) is None:
+            problems.append(f"{path}: facts.{fid}: needs a numeric `value`")
+    roles = dict(zip(ledger["claim_id"], ledger["role"], strict=True))
+    fits: dict[str, Fit] = {}
+    used: dict[str, str] = {}
+    for name, entry in fits_raw.items():
+        where = f"{path}: fits.{name}"
+        keys = ("description", "program", "parameters", "targets", "residuals")
+        if not isinstance(entry, dict) or any(k not in entry for k in keys):
+            problems.append(f"{where}: needs the keys {', '.join(keys)}")
+            continue
+        targets = tuple(str(t) for t in entry["targets"] or ())
+        if not targets:
+            problems.append(f"{where}.targets: empty")
+        for target in targets:
+            if target not in roles and target not in facts:
+                problems.append(f"{where}.targets: {target!r} is neither a claim nor a fact")
+            elif roles.get(target) == "benefit":
+                problems.append(f"{where}.targets: {target} is a RollMux benefit claim "
+                                "(ledger role `benefit`); benefit claims are never fitted")
+            if target in used:
+                problems.append(f"{where}.targets: {target} is already a target of "
+                                f"fits.{used[target]}")
+            used[target] = str(name)
+        params = entry["parameters"]
+        if not isinstance(params, dict) or not params:
+            problems.append(f"{where}.parameters: a non-empty mapping name -> where it is used")
+            params = {}
+        fits[str(name)] = Fit(str(name), " ".join(str(entry["description"]).split()),
+                              str(entry["program"]), {str(k): str(v) for k, v in params.items()},
+                              targets, str(entry["residuals"]))
+    if problems:
+        raise ClaimsError("\n".join(problems))
+    return Calibration(facts={str(k): v for k, v in facts.items()}, fits=fits)
+
+
+def read_residuals(fit: Fit, root: Path | str = ".") -> pd.DataFrame:
+    """A fit's residuals file (columns RESIDUAL_COLUMNS); ClaimsError if absent or malformed."""
+    path = Path(root) / fit.residuals
+    table = _read_table(path)
+    if tuple(table.columns) != RESIDUAL_COLUMNS:
+        raise ClaimsError(f"{path}:1: header must be {','.join(RESIDUAL_COLUMNS)}")
+    missing = sorted(set(fit.targets) - set(table["target"]))
+    if missing:
+        raise ClaimsError(f"{path}: no residual for target(s) {missing} of fits.{fit.name}")
+    return table
 
 
 def _fmt(x: float) -> str:
@@ -219,6 +358,12 @@ def load_ledger(path: Path | str | None = None) -> pd.DataFrame:
                 continue
             if column in needed and value is None:
                 problems.append(f"{where} {column}: empty, but kind {rec['kind']} needs it")
+        if rec["role"] not in ROLES:
+            problems.append(f"{where} role: {rec['role']!r} is not one of {', '.join(ROLES)}")
+        evidence = rec["evidence"].strip()
+        if evidence and (Path(evidence).is_absolute() or not evidence.startswith("results/")
+                         or ".." in Path(evidence).parts):
+            problems.append(f"{where} evidence: {evidence!r} must be a path under results/")
         if rec["reproducible"] not in ("yes", "no"):
             problems.append(f"{where} reproducible: {rec['reproducible']!r} must be yes or no")
         if rec["reproducible"] == "no" and not rec["not_reproducible_reason"].strip():
@@ -428,14 +573,30 @@ def _paper_text(kind: str, value: float | None, low: float | None, high: float |
     return _fmt(value or 0.0)
 
 
-def claims_report(
-    ledger: pd.DataFrame, metrics: pd.DataFrame, tolerances: Mapping[str, Tolerance]
-) -> pd.DataFrame:
-    """One row per claim: paper, ours, comparison, status and reason.
+def _footnote_ids(rec: Mapping[str, Any]) -> list[str]:
+    """The footnote ids of a ledger row (``;``-separated, blanks dropped)."""
+    return [f.strip() for f in str(rec["footnotes"]).split(";") if f.strip()]
 
-    A reproducible claim whose metric is in no metrics file raises ClaimsError naming
-    every such metric, so a gap cannot pass silently.
+
+def claims_report(
+    ledger: pd.DataFrame,
+    metrics: pd.DataFrame,
+    tolerances: Mapping[str, Tolerance],
+    calibration: Calibration | None = None,
+    footnotes: Mapping[str, str] | None = None,
+    evidence_root: Path | str = ".",
+    require_evidence: bool = True,
+) -> pd.DataFrame:
+    """One row per claim: paper, ours, comparison, status, reason and evidence.
+
+    A claim that a fit of ``calibration`` uses is ``calibrated`` whatever its value. A
+    reproducible claim whose metric is in no metrics file raises ClaimsError naming every
+    such metric, so a gap cannot pass silently; so does, with ``require_evidence``, a
+    ``differs`` row whose ledger ``evidence`` is empty or names no file under
+    ``evidence_root``, and a footnote id that ``footnotes`` lacks.
     """
+    calibration = calibration or Calibration(facts={}, fits={})
+    footnotes = dict(footnotes or {})
     ours_by_metric = metrics.set_index("metric")
     missing = [
         f"{rec['metric']} (claim {rec['claim_id']})"
@@ -451,21 +612,31 @@ def claims_report(
             + " (add the metric to a results/metrics/<stage>.csv, or mark the claim"
             " reproducible=no with a reason in the ledger)"
         )
+    unknown_notes = sorted({f for rec in ledger.to_dict("records") for f in _footnote_ids(rec)}
+                           - set(footnotes))
+    if unknown_notes:
+        raise ClaimsError(f"ledger footnotes {unknown_notes} are not in the footnotes file")
     rows: list[dict[str, Any]] = []
+    unexplained: list[str] = []
     for rec in ledger.to_dict("records"):
         kind, unit = rec["kind"], rec["unit"]
         tolerance = tolerances[kind]
         paper = (_number(rec["paper_value"]), _number(rec["paper_low"]), _number(rec["paper_high"]))
+        fit = calibration.fit_of(rec["claim_id"])
         row: dict[str, Any] = {
             **{c: rec[c] for c in ("claim_id", "section", "figure", "statement", "metric")},
             "unit": unit,
             "kind": kind,
+            "role": rec["role"],
             "paper": _paper_text(kind, *paper),
             "ours": "",
             "ratio": math.nan,
             "difference": math.nan,
             "comparison": "",
             "tolerance": tolerance.describe(unit),
+            "footnotes": ";".join(_footnote_ids(rec)),
+            "evidence": "",
+            "calibration": "" if fit is None else fit.name,
             "source": "",
         }
         holds = False
@@ -485,16 +656,25 @@ def claims_report(
             reason = rec["not_reproducible_reason"]
             if rec["metric"] not in ours_by_metric.index:
                 reason = f"no result: {reason}"
-            row.update(status=NOT_REPRODUCIBLE, reason=reason)
+            row.update(status=NOT_REPRODUCIBLE, reason=reason, footnotes="")
+        elif fit is not None:
+            row.update(status=CALIBRATED, footnotes="",
+                       reason=f"a target of the fit `{fit.name}` (calibration.yaml): agreement "
+                              "is by construction; residuals in " + fit.residuals)
         elif holds:
-            row.update(status=REPRODUCED, reason="")
+            row.update(status=REPRODUCED, reason="", footnotes="")
         else:
-            row.update(
-                status=DIFFERS,
-                reason=rec["differs_reason"]
-                or "not yet explained (no differs_reason in the ledger)",
-            )
+            evidence = rec["evidence"].strip()
+            row.update(status=DIFFERS, reason=rec["differs_reason"], evidence=evidence)
+            if not evidence or not (Path(evidence_root) / evidence).is_file():
+                unexplained.append(f"{rec['claim_id']} ({rec['metric']}): "
+                                   + (f"evidence {evidence} not found" if evidence
+                                      else "no evidence in the ledger"))
         rows.append(row)
+    if require_evidence and unexplained:
+        raise ClaimsError(
+            "claims that differ without an experiment explaining them (ledger column "
+            "`evidence`: a results file the pipeline writes):\n  " + "\n  ".join(unexplained))
     return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
 
 
@@ -514,16 +694,26 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(report: pd.DataFrame, tolerances: Mapping[str, Tolerance]) -> str:
-    """The claims report as Markdown: counts, tolerances, then one table row per claim."""
+def render_markdown(
+    report: pd.DataFrame,
+    tolerances: Mapping[str, Tolerance],
+    calibration: Calibration | None = None,
+    footnotes: Mapping[str, str] | None = None,
+    residuals: Mapping[str, pd.DataFrame] | None = None,
+) -> str:
+    """The claims report as Markdown: counts, the calibration split, the table, footnotes."""
+    calibration = calibration or Calibration(facts={}, fits={})
+    footnotes = dict(footnotes or {})
     lines = [
         "# Claims: the paper's numbers next to ours",
         "",
         f"**{counts_line(status_counts(report))}.**",
         "",
-        "Status: `reproduced` (ours within the tolerance of the claim's kind), `differs`"
-        " (outside it; the reason explains why, where known), `not reproducible here`"
-        " (the ledger, src/rollmux/data/claims.csv, says why).",
+        "Status: `reproduced` (ours within the tolerance of the claim's kind, predicted from"
+        " inputs that were not fitted to it), `calibrated` (a target of a declared fit: agreement"
+        " by construction), `differs` (outside the tolerance; the evidence column names the"
+        " results file of the experiment that explains the difference), `not reproducible"
+        " here` (the ledger, src/rollmux/data/claims.csv, says why).",
         "",
         "Tolerances by kind (src/rollmux/data/claims_tolerances.yaml):",
         "",
@@ -537,24 +727,53 @@ def render_markdown(report: pd.DataFrame, tolerances: Mapping[str, Tolerance]) -
             numbers.append(f"{_fmt(tol.percent_points)} pp for %")
         suffix = f" ({', '.join(numbers)})" if numbers else ""
         lines.append(f"- `{kind}`: {tol.rule}{suffix}")
+    lines += ["", "## Calibration set", ""]
+    if not calibration.fits:
+        lines.append("No input is fitted to any of the paper's numbers: every value is a "
+                     "prediction.")
+    else:
+        lines.append("Inputs we cannot read are fitted only to these numbers "
+                     "(src/rollmux/data/calibration.yaml); everything else is predicted.")
+        for fit in calibration.fits.values():
+            lines += ["", f"### Fit `{fit.name}`", "", fit.description, "",
+                      f"Program: {fit.program}. Parameters: "
+                      + "; ".join(f"`{k}` ({v})" for k, v in fit.parameters.items()) + ".", ""]
+            table = (residuals or {}).get(fit.name)
+            if table is not None:
+                lines += ["| target | unit | paper | fitted | residual | note |",
+                          "|---|---|---|---|---|---|"]
+                for rec in table.to_dict("records"):
+                    lines.append("| " + " | ".join(_cell(rec[c]) for c in RESIDUAL_COLUMNS)
+                                 + " |")
     lines += [
         "",
-        "| claim | where | statement | unit | paper | ours | ours vs paper | status | reason |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "## Claims",
+        "",
+        "| claim | where | statement | role | unit | paper | ours | ours vs paper | status "
+        "| reason | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rec in report.to_dict("records"):
+        notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
+        reason = " ".join(part for part in (rec["reason"], *notes) if part)
         cells = [
             rec["claim_id"],
             f"§{rec['section']} {rec['figure']}",
             rec["statement"],
+            rec["role"],
             rec["unit"],
             rec["paper"],
             rec["ours"] or "-",
             rec["comparison"] or "-",
             rec["status"],
-            rec["reason"],
+            reason,
+            rec["evidence"] or "",
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    used = sorted({f for text in report["footnotes"] for f in str(text).split(";") if f})
+    if used:
+        lines += ["", "## Footnotes", ""]
+        lines += [f"- **[{f}]** {footnotes.get(f, '')}" for f in used]
     return "\n".join(lines) + "\n"
 
 
@@ -566,16 +785,29 @@ def build_claims_report(
     ledger: Path | str | None = None,
     tolerances: Path | str | None = None,
     tolerance_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    calibration: Path | str | None = None,
+    footnotes: Path | str | None = None,
+    results_root: Path | str = ".",
+    require_evidence: bool = True,
 ) -> dict[str, int]:
-    """Validate, join and classify; write the CSV, Markdown and JSON counts atomically."""
+    """Validate, join and classify; write the CSV, Markdown and JSON counts atomically.
+
+    ``results_root`` is the folder that evidence and residual paths (``results/...``) are
+    relative to (the pipeline's working directory).
+    """
     table = load_ledger(ledger)
     tols = load_tolerances(tolerances, tolerance_overrides)
+    cal = load_calibration(table, calibration)
+    notes = load_footnotes(footnotes)
     metrics = read_metrics(list(metrics_paths), table)
-    report = claims_report(table, metrics, tols)
+    report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence)
+    residuals = {name: read_residuals(fit, results_root) for name, fit in cal.fits.items()}
     counts = status_counts(report)
     write_csv(report, out_csv, float_format="%.4g")
-    write_text(out_md, render_markdown(report, tols))
+    write_text(out_md, render_markdown(report, tols, cal, notes, residuals))
     write_json(
-        {"counts": counts, "total": len(report), "summary": counts_line(counts)}, out_summary
+        {"counts": counts, "total": len(report), "summary": counts_line(counts),
+         "calibration": {name: list(fit.targets) for name, fit in cal.fits.items()}},
+        out_summary,
     )
     return counts

@@ -7,6 +7,7 @@
 CLAIM_STAGES = ["production", "simulation", "robustness", "models"]
 
 
+
 rule claims_report:
     conda:
         ENV
@@ -14,6 +15,9 @@ rule claims_report:
         metrics=expand("results/metrics/{stage}.csv", stage=CLAIM_STAGES),
         ledger="src/rollmux/data/claims.csv",
         tolerances="src/rollmux/data/claims_tolerances.yaml",
+        calibration="src/rollmux/data/calibration.yaml",
+        footnotes="src/rollmux/data/claims_footnotes.yaml",
+        residuals=CALIBRATION_RESIDUALS,
     output:
         table=report(
             "figures/claims.csv",
@@ -25,6 +29,7 @@ rule claims_report:
         summary="results/claims_summary.json",
     params:
         tolerance_overrides=config["claims"].get("tolerance_overrides", {}),
+        require_evidence=config["claims"].get("require_evidence", True),
     log:
         "results/logs/claims_report.log",
     script:

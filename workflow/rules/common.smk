@@ -6,6 +6,8 @@
 import json
 import sys
 
+import yaml
+
 from snakemake.utils import validate
 
 
@@ -25,3 +27,11 @@ HW_OVERRIDES_ARG = (
 
 # Every rule file appends the files `rule all` builds to this list.
 TARGETS = []
+
+
+# The residuals file of every fit of the declared calibration set (inputs of the claims
+# report), read from src/rollmux/data/calibration.yaml when the workflow is parsed.
+with open("src/rollmux/data/calibration.yaml", encoding="utf-8") as _fh:
+    CALIBRATION_RESIDUALS = sorted(
+        fit["residuals"] for fit in ((yaml.safe_load(_fh) or {}).get("fits") or {}).values()
+    )

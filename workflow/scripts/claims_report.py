@@ -15,6 +15,9 @@ try:
         ledger=snakemake.input.ledger,
         tolerances=snakemake.input.tolerances,
         tolerance_overrides=snakemake.params.tolerance_overrides,
+        calibration=snakemake.input.calibration,
+        footnotes=snakemake.input.footnotes,
+        require_evidence=snakemake.params.require_evidence,
     )
 except ValueError as exc:  # ClaimsError: name the file, row and field in the log too
     logging.error("%s", exc)
