@@ -7,6 +7,7 @@ See docs/model.md ("Job model", "Response lengths").
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -357,6 +358,10 @@ class ResponseLengthDist:
         n = _as_int("n", n, 1)
         if n == 1:
             return self.mean()
+        return _expected_max(self, n)
+
+    def _integrate_expected_max(self, n: int) -> float:
+        """E[max] of ``n`` lengths (n >= 2) by quadrature; use the cached expected_max."""
         a, b = self._bounds(self.mu)
         log_mass = _log_interval_mass(a, b)
         log_lo, log_hi = math.log(self.min_tokens), math.log(self.max_tokens)
@@ -379,6 +384,14 @@ class ResponseLengthDist:
         return float(min(self.max_tokens, self.min_tokens + value))
 
 
+# The phase model asks for the same few (distribution, batch) pairs for every job of a
+# trace, and each quadrature costs tens of milliseconds: cache them (pure, exact floats).
+@functools.lru_cache(maxsize=4096)
+def _expected_max(dist: ResponseLengthDist, n: int) -> float:
+    """Cached :meth:`ResponseLengthDist.expected_max` (the distribution is frozen, hashable)."""
+    return dist._integrate_expected_max(n)
+
+
 def response_length_dist(job: RLJob, hw: Hardware) -> ResponseLengthDist:
     """The response-length distribution of ``job`` (defaults from ``hw.workload``)."""
     mean = job.resolved_mean_response_tokens(hw)
@@ -388,8 +401,10 @@ def response_length_dist(job: RLJob, hw: Hardware) -> ResponseLengthDist:
             f"max_response_tokens={job.max_response_tokens} is too small for the default mean "
             f"fraction {hw.workload.mean_response_fraction}; give mean_response_tokens"
         )
-    return ResponseLengthDist(
-        max_tokens=float(job.max_response_tokens),
-        mean_tokens=mean,
-        sigma=job.resolved_sigma(hw),
-    )
+    return _length_dist(float(job.max_response_tokens), mean, job.resolved_sigma(hw))
+
+
+@functools.lru_cache(maxsize=4096)
+def _length_dist(max_tokens: float, mean_tokens: float, sigma: float) -> ResponseLengthDist:
+    """A cached ResponseLengthDist (solving its location is a root search; it is frozen)."""
+    return ResponseLengthDist(max_tokens=max_tokens, mean_tokens=mean_tokens, sigma=sigma)
