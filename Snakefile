@@ -19,6 +19,7 @@ include: "workflow/rules/traces.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/robustness.smk"
 include: "workflow/rules/paperfigs.smk"
+include: "workflow/rules/calibration.smk"
 include: "workflow/rules/claims.smk"
 
 

@@ -25,6 +25,11 @@ from rollmux.closedform import (
     verl,
     verl_fleet,
 )
+from rollmux.hardware import load_hardware
+
+# The defaults' prices and bandwidths with co-located rollout at bandwidth scaling alone
+# (speed-up 1), so that the literals below check the formula, not the fitted speed-up.
+BANDWIDTH = PoolSpec(H20, H800, colocated_rollout_speedup=1.0)
 
 # 8 H20 at $1.85 + 8 H800 at $5.28 (notes section 6 estimates).
 SOLO_8_8_USD_PER_H = 8 * 1.85 + 8 * 5.28  # 57.04
@@ -92,14 +97,27 @@ def test_solo_d_gpu_counts_scale_the_price() -> None:
 
 def test_colocated_rollout_scales_with_aggregate_bandwidth() -> None:
     """8 H20 (4.0 TB/s each) -> 8 H800 (3.35 TB/s): x 4000/3350; 16 H20 -> 8 H800 doubles it."""
-    assert colocated_rollout_s(JobPhases(33.5, 1.0)) == pytest.approx(40.0)
-    assert colocated_rollout_s(JobPhases(33.5, 1.0, rollout_gpus=16)) == pytest.approx(80.0)
+    assert colocated_rollout_s(JobPhases(33.5, 1.0), BANDWIDTH) == pytest.approx(40.0)
+    assert colocated_rollout_s(JobPhases(33.5, 1.0, rollout_gpus=16),
+                               BANDWIDTH) == pytest.approx(80.0)
+
+
+def test_colocated_speedup_divides_the_colocated_rollout() -> None:
+    """Speed-up s: the co-located rollout takes 1/s of bandwidth scaling; the defaults' s."""
+    twice = PoolSpec(H20, H800, colocated_rollout_speedup=2.0)
+    assert colocated_rollout_s(JobPhases(33.5, 1.0), twice) == pytest.approx(20.0)
+    assert verl(JobPhases(33.5, 10.0), twice, switch_s=0.0).iteration_s == pytest.approx(30.0)
+    hw = load_hardware()
+    assert pools_from_hardware(hw) == DEFAULT_POOLS
+    assert DEFAULT_POOLS.colocated_rollout_speedup == hw.perf.colocated_rollout_speedup
+    with pytest.raises(ValueError, match="colocated_rollout_speedup = 0"):
+        PoolSpec(H20, H800, colocated_rollout_speedup=0)
 
 
 def test_verl_literals_with_default_and_explicit_switch() -> None:
     """veRL: T = r x 4000/3350 + t + 2 switches, on the job's 8 H800 only."""
     job = JobPhases(33.5, 10.0, sync_s=7.0, warm_switch_s=2.0)
-    m = verl(job)
+    m = verl(job, BANDWIDTH)
     assert m.iteration_s == pytest.approx(40.0 + 10.0 + 4.0)
     assert m.switch_s == 2.0
     assert m.gpus == 8
@@ -107,7 +125,7 @@ def test_verl_literals_with_default_and_explicit_switch() -> None:
     assert m.utilisation == pytest.approx(50 / 54)
     assert m.bubble_fraction == pytest.approx(4 / 54)
     assert m.cost_usd_per_iteration == pytest.approx(VERL_8_USD_PER_H * 54 / 3600)
-    assert verl(job, switch_s=0.0).iteration_s == pytest.approx(50.0)
+    assert verl(job, BANDWIDTH, switch_s=0.0).iteration_s == pytest.approx(50.0)
 
 
 def test_solo_d_costs_about_1_35x_verl_per_hour() -> None:
@@ -143,7 +161,7 @@ def test_fleets_sum_throughput_and_cost() -> None:
     assert fleet.cost_usd_per_h == pytest.approx(2 * SOLO_8_8_USD_PER_H)
     assert fleet.iterations_per_usd == pytest.approx(480.0 / (2 * SOLO_8_8_USD_PER_H))
     assert fleet.normalised_throughput == 2.0
-    vfleet = verl_fleet([JobPhases(33.5, 10.0)], switch_s=0.0)
+    vfleet = verl_fleet([JobPhases(33.5, 10.0)], BANDWIDTH, switch_s=0.0)
     assert vfleet.iterations_per_h == pytest.approx(3600 / 50)
     assert vfleet.cost_usd_per_h == pytest.approx(VERL_8_USD_PER_H)
     # Solo time 43.5 s against 50 s co-located: 0.87 of a Solo-D job.
@@ -218,7 +236,7 @@ def test_fluid_bound_is_below_verl_when_rollout_gpus_are_cheaper_per_bandwidth(
 @given(job=jobs())
 def test_verl_iteration_identity(job: JobPhases) -> None:
     """veRL time = rescaled rollout + training + two switches; cost = its H800s only."""
-    m = verl(job)
+    m = verl(job, BANDWIDTH)
     rescaled = job.rollout_s * job.rollout_gpus * 4000.0 / (job.train_gpus * 3350.0)
     assert m.iteration_s == pytest.approx(rescaled + job.train_s + 2 * job.warm_switch_s)
     assert m.cost_usd_per_h == pytest.approx(job.train_gpus * 5.28)

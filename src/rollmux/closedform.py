@@ -20,6 +20,9 @@ from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from typing import TYPE_CHECKING
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 if TYPE_CHECKING:
     from rollmux.hardware import Hardware
     from rollmux.jobs import RLJob
@@ -36,10 +39,13 @@ __all__ = [
     "JobPhases",
     "PoolSpec",
     "SoloDMetrics",
+    "TraceCost",
     "VerlMetrics",
     "colocated_rollout_s",
     "fluid_cost_usd_per_h",
     "fluid_cost_usd_per_iteration",
+    "isolated_trace_cost",
+    "isolated_trace_costs",
     "job_phases_from_rljob",
     "pools_from_hardware",
     "solo_d",
@@ -118,12 +124,28 @@ H20 = _default_spec("H20")
 H800 = _default_spec("H800")
 
 
+def _default_colocated_rollout_speedup() -> float:
+    """The co-located rollout speed-up of the one defaults file (data/defaults.yaml)."""
+    from rollmux.hardware import load_hardware
+
+    return load_hardware().perf.colocated_rollout_speedup
+
+
 @dataclass(frozen=True, slots=True)
 class PoolSpec:
-    """The two GPU pools of a disaggregated cluster: rollout (inference) and training."""
+    """The two GPU pools of a disaggregated cluster: rollout (inference) and training.
+
+    ``colocated_rollout_speedup`` is how much faster a co-located (veRL) rollout runs on the
+    training GPUs than HBM-bandwidth scaling predicts (1: bandwidth scaling alone).
+    """
 
     rollout: GPUSpec = H20
     train: GPUSpec = H800
+    colocated_rollout_speedup: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "colocated_rollout_speedup", check_positive(
+            "colocated_rollout_speedup", self.colocated_rollout_speedup))
 
     def cost_usd_per_h(self, rollout_gpus: int, train_gpus: int) -> float:
         """Hourly price of ``rollout_gpus`` rollout GPUs plus ``train_gpus`` training GPUs."""
@@ -132,7 +154,7 @@ class PoolSpec:
         return n_r * self.rollout.usd_per_h + n_t * self.train.usd_per_h
 
 
-DEFAULT_POOLS = PoolSpec()
+DEFAULT_POOLS = PoolSpec(colocated_rollout_speedup=_default_colocated_rollout_speedup())
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,10 +330,11 @@ def solo_d(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS) -> SoloDMetrics:
 
 def colocated_rollout_s(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS) -> float:
     """Rollout time on the job's training GPUs: decode is HBM-bandwidth bound, so it scales
-    with the aggregate bandwidth, ``rollout_s * (n_r * bw_r) / (n_t * bw_t)``."""
+    with the aggregate bandwidth, over the co-located speed-up s (fitted, docs/model.md):
+    ``rollout_s * (n_r * bw_r) / (n_t * bw_t) / s``."""
     rollout_bw = job.rollout_gpus * pools.rollout.hbm_bw_gbps
     train_bw = job.train_gpus * pools.train.hbm_bw_gbps
-    return job.rollout_s * rollout_bw / train_bw
+    return job.rollout_s * rollout_bw / train_bw / pools.colocated_rollout_speedup
 
 
 def verl(
@@ -340,7 +363,8 @@ def fluid_cost_usd_per_iteration(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS
 
     ``(n_r * rollout_s * p_r + n_t * train_s * p_t) / 3600``. It bounds every model that
     runs rollout on rollout GPUs and training on training GPUs. It bounds veRL too
-    when the rollout GPU is no dearer per unit HBM bandwidth (p_r / bw_r <= p_t / bw_t).
+    when the rollout GPU is no dearer per unit of co-located rollout speed
+    (p_r / bw_r <= p_t / (s bw_t), s the co-located speed-up).
     """
     rollout_gpu_s, train_gpu_s = job.busy_gpu_s()
     usd_s = rollout_gpu_s * pools.rollout.usd_per_h + train_gpu_s * pools.train.usd_per_h
@@ -382,6 +406,46 @@ def verl_fleet(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class TraceCost:
+    """Cost of a trace replayed with every job alone on its own GPUs (Solo-D, veRL).
+
+    ``span_s`` runs from the first arrival to the last completion; ``usd_per_h`` is the
+    total over the span, the replay metric ``cost_usd_per_h`` (docs/metrics.md).
+    """
+
+    total_usd: float
+    span_s: float
+
+    @property
+    def span_h(self) -> float:
+        """Span in hours."""
+        return self.span_s / SECONDS_PER_HOUR
+
+    @property
+    def usd_per_h(self) -> float:
+        """Time-average hourly cost over the span."""
+        return self.total_usd / self.span_h
+
+
+def isolated_trace_cost(
+    arrivals_s: ArrayLike, run_s: ArrayLike, usd_per_h: ArrayLike
+) -> TraceCost:
+    """Jobs each alone on their own GPUs from arrival for ``run_s`` at ``usd_per_h``.
+
+    Total = sum of usd_per_h x run_s; span = max(arrival + run) - min(arrival).
+    """
+    arrivals = np.asarray(arrivals_s, dtype=float)
+    runs = np.asarray(run_s, dtype=float)
+    rates = np.asarray(usd_per_h, dtype=float)
+    if arrivals.size == 0 or arrivals.shape != runs.shape or runs.shape != rates.shape:
+        raise ValueError("arrivals_s, run_s and usd_per_h need one entry per job (at least one)")
+    if not np.all(np.isfinite(runs) & (runs > 0)) or not np.all(np.isfinite(rates)):
+        raise ValueError("run_s must be positive and usd_per_h finite for every job")
+    span_s = float(np.max(arrivals + runs) - np.min(arrivals))
+    return TraceCost(total_usd=float(np.dot(rates, runs)) / SECONDS_PER_HOUR, span_s=span_s)
+
+
 def _check_jobs(jobs: Sequence[JobPhases]) -> None:
     if isinstance(jobs, JobPhases) or not isinstance(jobs, Sequence) or not jobs:
         raise ValueError(f"jobs = {jobs!r}: expected a non-empty sequence of JobPhases")
@@ -401,7 +465,8 @@ def pools_from_hardware(
     for gpu_type in (rollout_gpu_type, train_gpu_type):
         gpu = hw.gpu(gpu_type)
         specs.append(GPUSpec(gpu.name, gpu.price_usd_per_h, gpu.hbm_bw_gbps))
-    return PoolSpec(rollout=specs[0], train=specs[1])
+    return PoolSpec(rollout=specs[0], train=specs[1],
+                    colocated_rollout_speedup=hw.perf.colocated_rollout_speedup)
 
 
 def job_phases_from_rljob(
@@ -422,3 +487,24 @@ def job_phases_from_rljob(
         rollout_max_s=times.rollout_max_s,
         train_max_s=times.train_max_s,
     )
+
+
+def isolated_trace_costs(jobs: Sequence[RLJob], hw: Hardware) -> dict[str, TraceCost]:
+    """Solo-D's and veRL's cost of replaying ``jobs`` (expected phase times), by policy name.
+
+    Each job runs alone from its arrival for ``iterations`` iterations: Solo-D on its own
+    rollout and training GPUs (:func:`solo_d`), veRL on its training GPUs (:func:`verl`).
+    """
+    if not jobs:
+        raise ValueError("jobs must hold at least one job")
+    arrivals: list[float] = []
+    runs: dict[str, list[float]] = {"solo-d": [], "verl": []}
+    rates: dict[str, list[float]] = {"solo-d": [], "verl": []}
+    for job in jobs:
+        pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
+        phases = job_phases_from_rljob(job, hw)
+        arrivals.append(job.arrival_s)
+        for name, metrics in (("solo-d", solo_d(phases, pools)), ("verl", verl(phases, pools))):
+            runs[name].append(job.iterations * metrics.iteration_s)
+            rates[name].append(metrics.cost_usd_per_h)
+    return {name: isolated_trace_cost(arrivals, runs[name], rates[name]) for name in runs}

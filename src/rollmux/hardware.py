@@ -138,9 +138,11 @@ class PerfModel:
     rollout_hbm_utilization: float
     warm_switch_const_s: float
     control_plane_start_s: float
+    # Rollout speed on a co-located (veRL) job's training GPUs over HBM-bandwidth scaling.
+    colocated_rollout_speedup: float = 1.0
 
     def __post_init__(self) -> None:
-        """Validate: byte/FLOP counts and times positive, efficiencies in (0, 1]."""
+        """Validate: byte/FLOP counts, times and speed-ups positive, efficiencies in (0, 1]."""
         fractions = {
             "train_mfu",
             "prefill_mfu",

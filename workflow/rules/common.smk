@@ -12,7 +12,7 @@ from snakemake.utils import validate
 
 
 validate(config, "../schemas/config.schema.yaml")
-for _section in ("sim", "robustness", "paperfigs", "claims"):
+for _section in ("calibration", "sim", "robustness", "paperfigs", "claims"):
     validate(config.setdefault(_section, {}), f"../schemas/{_section}.schema.yaml")
 
 # Software of every rule (`conda: ENV`): the project environment, rollmux installed.

@@ -61,7 +61,7 @@ def _job_lasting(
     )
     times = generate._phase_times(job, hw)
     return dataclasses.replace(
-        job, iterations=generate._iterations_for(duration_s, times.solo_iteration_s)
+        job, iterations=generate.iterations_for(duration_s, times.solo_iteration_s)
     )
 
 def read_alibaba_pods(path: str | Path, keep: AlibabaFilter = AlibabaFilter()) -> pd.DataFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import math
@@ -123,7 +124,7 @@ def counts_for_mean(
 
 
 def shuffled_choices(
-    rng: np.random.Generator, values: Sequence[Any], counts: Sequence[int]
+    rng: np.random.Generator, values: Sequence[Any], counts: Sequence[int] | np.ndarray
 ) -> list[Any]:
     """Each value repeated counts[i] times, in a seeded random order."""
     pool = [value for value, count in zip(values, counts, strict=True) for _ in range(count)]
@@ -194,7 +195,7 @@ def _hardware(hw: Any) -> Any:
     return load_hardware()
 
 
-def _iterations_for(duration_s: float, solo_iteration_s: float) -> int:
+def iterations_for(duration_s: float, solo_iteration_s: float) -> int:
     """Whole iterations that best fill duration_s (at least one)."""
     return max(1, round(duration_s / solo_iteration_s))
 
@@ -207,12 +208,35 @@ def _slo_draws(rng: np.random.Generator, n: int, slo: Sequence[float] | float) -
     return np.maximum(1.0, np.round(rng.uniform(low, high, size=n), 3))
 
 
-def generate_production(
-    seed: int, hw: Any = None, workloads: Mapping[str, Any] | None = None
-) -> Generated:
-    """The §6.4 trace: 200 jobs over two weeks, Qwen 3B-32B, 4k-32k responses, mean 27.9 h."""
-    spec = (workloads or load_workloads())["production"]
-    hw = _hardware(hw)
+@dataclass(frozen=True)
+class ProductionDraws:
+    """Every random draw of the production generator (§6.4), one entry per job.
+
+    The draws depend on the seed and on the workload keys that shape them (job count,
+    arrival horizon, size, length and task shares, turns, SLO and multi-turn ranges), not
+    on the duration tail or the GPU-option weights: a fit of those inputs rebuilds the jobs
+    from the same draws (:func:`production_durations_h`, :func:`gpu_option`,
+    :func:`production_job`).
+    """
+
+    arrivals_s: np.ndarray
+    sizes_b: tuple[float, ...]
+    max_response_tokens: tuple[int, ...]
+    tasks: tuple[str, ...]
+    duration_z: np.ndarray  # standard normal per job: log job duration before scaling
+    slos: np.ndarray
+    gpu_u: np.ndarray  # uniform per job: its GPU option by inverse CDF (gpu_option)
+    turns: np.ndarray
+    rollout_over_train: np.ndarray  # multi-turn rollout / training time
+
+    @property
+    def jobs(self) -> int:
+        """Number of jobs drawn."""
+        return len(self.sizes_b)
+
+
+def production_draws(seed: int, spec: Mapping[str, Any]) -> ProductionDraws:
+    """The random draws of the production trace for ``seed`` and a workloads ``production`` spec."""
     rng = np.random.default_rng(seed)
     n = int(spec["jobs"])
     arrivals = poisson_arrivals_s(rng, n, float(spec["horizon_h"]) * HOUR_S)
@@ -235,60 +259,120 @@ def generate_production(
         task_names,
         largest_remainder_counts([spec["tasks"][t]["weight"] for t in task_names], n),
     )
-    raw = rng.lognormal(0.0, float(spec["duration_sigma"]), size=n)
-    durations_h = np.maximum(
-        raw / raw.mean() * float(spec["mean_duration_h"]), spec["min_duration_h"]
-    )
-    durations_h *= float(spec["mean_duration_h"]) / durations_h.mean()
+    duration_z = rng.standard_normal(n)
     slos = _slo_draws(rng, n, spec["slo"])
-    ratio_low, ratio_high = spec["multi_turn_rollout_over_train"]
-    jobs = []
-    for i in range(n):
-        size = float(sizes[i])
-        gpu_spec = spec["gpus_by_size"][str(size)]
-        pick = rng.choice(
-            len(gpu_spec["options"]), p=np.asarray(gpu_spec["weights"]) / sum(gpu_spec["weights"])
-        )
-        rollout_gpus, train_gpus = (int(g) for g in gpu_spec["options"][pick])
-        turn_low, turn_high = spec["tasks"][tasks[i]]["turns"]
-        turns = int(rng.integers(turn_low, turn_high + 1))
-        ratio = float(rng.uniform(ratio_low, ratio_high))
-        job = _rljob(
-            job_id=f"prod-{i:04d}",
-            model_size_b=size,
-            max_response_tokens=int(lengths[i]),
-            turns=turns,
-            rollout_gpus=rollout_gpus,
-            train_gpus=train_gpus,
-            slo=float(slos[i]),
-            arrival_s=float(arrivals[i]),
-            workload=tasks[i],
+    gpu_u = rng.uniform(0.0, 1.0, size=n)
+    turn_low = np.array([spec["tasks"][t]["turns"][0] for t in tasks], dtype=np.int64)
+    turn_high = np.array([spec["tasks"][t]["turns"][1] for t in tasks], dtype=np.int64)
+    turns = rng.integers(turn_low, turn_high + 1)
+    ratio_low, ratio_high = (float(r) for r in spec["multi_turn_rollout_over_train"])
+    ratios = rng.uniform(ratio_low, ratio_high, size=n)
+    return ProductionDraws(
+        arrivals_s=arrivals,
+        sizes_b=tuple(float(s) for s in sizes),
+        max_response_tokens=tuple(int(v) for v in lengths),
+        tasks=tuple(str(t) for t in tasks),
+        duration_z=duration_z,
+        slos=slos,
+        gpu_u=gpu_u,
+        turns=turns,
+        rollout_over_train=ratios,
+    )
+
+
+def production_durations_h(duration_z: np.ndarray, spec: Mapping[str, Any]) -> np.ndarray:
+    """Job durations (h): lognormal exp(sigma z) scaled to the mean, floored, mean restored."""
+    sigma = float(spec["duration_sigma"])
+    mean_h = float(spec["mean_duration_h"])
+    if not math.isfinite(sigma) or sigma < 0:
+        raise ValueError(f"production.duration_sigma = {sigma!r}: must be finite and >= 0")
+    raw = np.exp(sigma * np.asarray(duration_z, dtype=float))
+    durations_h = np.maximum(raw / raw.mean() * mean_h, float(spec["min_duration_h"]))
+    return durations_h * (mean_h / durations_h.mean())
+
+
+def gpu_option(u: float, entry: Mapping[str, Any]) -> tuple[int, int]:
+    """The (rollout, training) GPUs of a ``gpus_by_size`` entry picked by uniform ``u``.
+
+    Inverse CDF over the entry's weights: option i when u falls in its share of [0, 1).
+    """
+    weights = [float(w) for w in entry["weights"]]
+    if len(weights) != len(entry["options"]) or min(weights) < 0 or sum(weights) <= 0:
+        raise ValueError(f"gpus_by_size entry {dict(entry)!r}: need one weight >= 0 per "
+                         "option, with a positive sum")
+    cumulative = list(itertools.accumulate(weights))
+    cdf = [c / cumulative[-1] for c in cumulative]
+    index = min(bisect.bisect_right(cdf, u), len(cdf) - 1)
+    rollout_gpus, train_gpus = (int(g) for g in entry["options"][index])
+    return rollout_gpus, train_gpus
+
+
+def production_job(
+    i: int, draws: ProductionDraws, gpus: tuple[int, int], spec: Mapping[str, Any], hw: Any
+) -> Any:
+    """Job ``i`` of the draws on ``gpus`` (rollout, training), one iteration.
+
+    A job whose modelled phase is under ``min_phase_s`` gets the smallest batch multiplier
+    that lifts it there; a multi-turn job's rollout is pinned to its drawn multiple of the
+    modelled training time (paper §2: multi-turn rollout is 3-4x training).
+    """
+    hw = _hardware(hw)
+    turns = int(draws.turns[i])
+    job = _rljob(
+        job_id=f"prod-{i:04d}",
+        model_size_b=draws.sizes_b[i],
+        max_response_tokens=draws.max_response_tokens[i],
+        turns=turns,
+        rollout_gpus=gpus[0],
+        train_gpus=gpus[1],
+        slo=float(draws.slos[i]),
+        arrival_s=float(draws.arrivals_s[i]),
+        workload=draws.tasks[i],
+    )
+    times = _phase_times(job, hw)
+    for multiplier in spec["batch_multipliers"]:
+        if min(times.train_s, times.rollout_s) >= float(spec["min_phase_s"]):
+            break
+        job = dataclasses.replace(
+            job, prompts_per_iter=int(multiplier) * hw.workload.prompts_per_iter
         )
         times = _phase_times(job, hw)
-        for multiplier in spec["batch_multipliers"]:
-            if min(times.train_s, times.rollout_s) >= float(spec["min_phase_s"]):
-                break
-            job = dataclasses.replace(
-                job, prompts_per_iter=int(multiplier) * hw.workload.prompts_per_iter
-            )
-            times = _phase_times(job, hw)
-        if turns > 1:
-            # Multi-turn rollout is 3-4x training (paper §2); pin it directly rather than
-            # trusting the phase model's tool-latency estimate.
-            rollout_s = round(ratio * times.train_s, 3)
-            job = dataclasses.replace(
-                job,
-                rollout_s=rollout_s,
-                rollout_max_s=round(rollout_s * times.rollout_max_s / times.rollout_s, 3),
-            )
-            times = _phase_times(job, hw)
+    if turns > 1:
+        # Pin the rollout directly rather than trusting the phase model's tool-latency
+        # estimate.
+        rollout_s = round(float(draws.rollout_over_train[i]) * times.train_s, 3)
         job = dataclasses.replace(
-            job, iterations=_iterations_for(durations_h[i] * HOUR_S, times.solo_iteration_s)
+            job,
+            rollout_s=rollout_s,
+            rollout_max_s=round(rollout_s * times.rollout_max_s / times.rollout_s, 3),
         )
-        jobs.append(job)
+    return job
+
+
+def with_iterations(job: Any, duration_h: float, hw: Any) -> Any:
+    """``job`` with the whole number of solo iterations that best fills ``duration_h``."""
+    times = _phase_times(job, _hardware(hw))
+    return dataclasses.replace(
+        job, iterations=iterations_for(duration_h * HOUR_S, times.solo_iteration_s)
+    )
+
+
+def generate_production(
+    seed: int, hw: Any = None, workloads: Mapping[str, Any] | None = None
+) -> Generated:
+    """The §6.4 trace: 200 jobs over two weeks, Qwen 3B-32B, 4k-32k responses, mean 27.9 h."""
+    spec = (workloads or load_workloads())["production"]
+    hw = _hardware(hw)
+    draws = production_draws(seed, spec)
+    durations_h = production_durations_h(draws.duration_z, spec)
+    jobs = []
+    for i in range(draws.jobs):
+        gpus = gpu_option(float(draws.gpu_u[i]), spec["gpus_by_size"][str(draws.sizes_b[i])])
+        jobs.append(with_iterations(production_job(i, draws, gpus, spec, hw), durations_h[i], hw))
+    ratio_low, ratio_high = spec["multi_turn_rollout_over_train"]
     targets = dict(PAPER_TARGETS["production"])
     targets.update(
-        jobs=n,
+        jobs=draws.jobs,
         horizon_h=float(spec["horizon_h"]),
         mean_max_response_k=float(spec["target_mean_max_response_k"]),
         mean_duration_h=float(spec["mean_duration_h"]),
@@ -396,7 +480,7 @@ def generate_simulation(
         times = _phase_times(job, hw)
         jobs.append(
             dataclasses.replace(
-                job, iterations=_iterations_for(durations_h[i] * HOUR_S, times.solo_iteration_s)
+                job, iterations=iterations_for(durations_h[i] * HOUR_S, times.solo_iteration_s)
             )
         )
     targets = dict(PAPER_TARGETS["simulation"])

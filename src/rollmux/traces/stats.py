@@ -15,6 +15,7 @@ PAPER_TARGETS: dict[str, dict[str, Any]] = {
     "production": {
         "jobs": 200,
         "horizon_h": 336.0,
+        "span_h": 370.2,
         "model_size_min_b": 3.0,
         "model_size_max_b": 32.0,
         "max_response_min_k": 4.0,
@@ -25,6 +26,8 @@ PAPER_TARGETS: dict[str, dict[str, Any]] = {
         "multi_turn_ratio_max": 4.0,
         "phase_min_s": 50.0,
         "phase_max_s": 900.0,
+        "peak_rollout_gpus_solo": 328,
+        "peak_train_gpus_solo": 328,
         "slo_min": 1.0,
         "slo_max": 2.0,
     },
@@ -43,6 +46,7 @@ PAPER_TARGETS: dict[str, dict[str, Any]] = {
 STAT_UNITS: dict[str, str] = {
     "jobs": "jobs",
     "horizon_h": "h (first to last arrival)",
+    "span_h": "h (first arrival to last solo completion)",
     "model_size_min_b": "B params",
     "model_size_max_b": "B params",
     "mean_model_size_b": "B params",
@@ -58,6 +62,8 @@ STAT_UNITS: dict[str, str] = {
     "multi_turn_ratio_max": "x",
     "phase_min_s": "s (shortest expected rollout or training phase)",
     "phase_max_s": "s (longest)",
+    "mean_rollout_gpus": "GPUs per job",
+    "mean_train_gpus": "GPUs per job",
     "rollout_gpus_total": "GPUs (sum over jobs)",
     "train_gpus_total": "GPUs (sum over jobs)",
     "peak_rollout_gpus_solo": "GPUs (Solo-D concurrent peak)",
@@ -129,6 +135,7 @@ def frame_summary(frame: pd.DataFrame) -> dict[str, Any]:
     out: dict[str, Any] = {
         "jobs": len(frame),
         "horizon_h": round(float(start.max() - start.min()) / HOUR_S, 3),
+        "span_h": round(float(end.max() - start.min()) / HOUR_S, 3),
         "model_size_min_b": float(frame["model_size_b"].min()),
         "model_size_max_b": float(frame["model_size_b"].max()),
         "mean_model_size_b": round(float(frame["model_size_b"].mean()), 3),
@@ -142,6 +149,8 @@ def frame_summary(frame: pd.DataFrame) -> dict[str, Any]:
         "median_rollout_over_train": round(float(ratio.median()), 3),
         "phase_min_s": round(float(phases.min()), 1),
         "phase_max_s": round(float(phases.max()), 1),
+        "mean_rollout_gpus": round(float(frame["rollout_gpus"].mean()), 3),
+        "mean_train_gpus": round(float(frame["train_gpus"].mean()), 3),
         "rollout_gpus_total": int(frame["rollout_gpus"].sum()),
         "train_gpus_total": int(frame["train_gpus"].sum()),
         "peak_rollout_gpus_solo": int(
@@ -193,13 +202,15 @@ def summary_lines(path: str, jobs: Sequence[Any], hw: Any = None) -> list[str]:
     workload_text = ", ".join(f"{name} x{count}" for name, count in workloads.items())
     return [
         f"{path}: valid ({s['jobs']} jobs)",
-        f"  horizon        {s['horizon_h']:.1f} h of arrivals; job durations mean "
-        f"{s['mean_duration_h']:.1f} h, max {s['max_duration_h']:.1f} h",
+        f"  horizon        {s['horizon_h']:.1f} h of arrivals, {s['span_h']:.1f} h to the last "
+        f"solo completion; job durations mean {s['mean_duration_h']:.1f} h, max "
+        f"{s['max_duration_h']:.1f} h",
         f"  model sizes    {size_text}",
         f"  max response   {s['max_response_min_k']:g}k-{s['max_response_max_k']:g}k tokens, "
         f"mean {s['mean_max_response_k']:.2f}k",
         f"  GPU demand     {s['rollout_gpus_total']} rollout + {s['train_gpus_total']} training "
-        f"GPUs in total; Solo-D peak {s['peak_rollout_gpus_solo']} + {s['peak_train_gpus_solo']}",
+        f"GPUs in total (mean {s['mean_rollout_gpus']:.2f} + {s['mean_train_gpus']:.2f} per "
+        f"job); Solo-D peak {s['peak_rollout_gpus_solo']} + {s['peak_train_gpus_solo']}",
         f"  phases         {s['phase_min_s']:.0f}-{s['phase_max_s']:.0f} s; rollout/training "
         f"median {s['median_rollout_over_train']:.2f}x, rollout-heavy "
         f"{100 * s['rollout_heavy_share']:.0f}%, multi-turn {100 * s['multi_turn_share']:.0f}%",
