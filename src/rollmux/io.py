@@ -15,11 +15,11 @@ import pandas as pd
 FILE_MODE = 0o644
 
 
-def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
+def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
 
-    Creates the parent folder. If ``write`` raises, the temporary file is removed and
-    ``path`` is left as it was.
+    Whatever ``write`` returns is ignored. Creates the parent folder. If ``write``
+    raises, the temporary file is removed and ``path`` is left as it was.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -214,6 +214,40 @@ class PhaseSampler:
     for which draws are precomputed in vectorised blocks (the fast path).
     """
 
+    job: RLJob
+    hw: Hardware
+    config: StochasticConfig
+    drift: DriftTemplate
+    root_seed: int
+    total_iterations: int
+    times: PhaseTimes
+    coefficients: RolloutCoefficients
+    replicas: int
+    tensor_parallel: int
+    rollout_nodes: int
+    responses: int
+    prompt_tokens: float
+    expected_tokens: float
+    max_tokens: float
+    _hash: int
+    _lengths: _Lengths
+    _per_replica: FloatArray
+    _threshold_rank: int
+    _kv_bytes_per_token: float
+    _kv_capacity: float
+    _nvlink_bytes_per_s: float
+    _intra_bytes_per_s: float
+    _f_grid: FloatArray
+    _others_mean: FloatArray
+    _others_var: FloatArray
+    _min_log_grid: FloatArray
+    _min_mean: FloatArray
+    _rng: np.random.Generator
+    _raw_chunks: list[tuple[FloatArray, FloatArray, FloatArray]]
+    _window_start: int
+    _window: list[IterationDraw]
+    _window_raw: tuple[FloatArray, FloatArray, FloatArray]
+
     def __init__(
         self,
         job: RLJob,
@@ -235,17 +269,20 @@ class PhaseSampler:
         total = job.iterations if total_iterations is None else total_iterations
         if isinstance(total, bool) or not isinstance(total, Integral) or total < 1:
             raise ValueError(f"total_iterations must be an integer >= 1, got {total!r}")
+        hw = hw or load_hardware()
+        config = config or StochasticConfig()
         self.job = job
-        self.hw = hw = hw or load_hardware()
-        self.config = config = config or StochasticConfig()
+        self.hw = hw
+        self.config = config
         if not isinstance(config, StochasticConfig):
             raise ValueError(f"config must be a StochasticConfig, got {config!r}")
         self.drift = drift
         self.root_seed = int(root_seed)
         self.total_iterations = int(total)
-        self.times = times if times is not None else phase_times(job, hw)
-        if not isinstance(self.times, PhaseTimes):
-            raise ValueError(f"times must be a PhaseTimes, got {self.times!r}")
+        times = times if times is not None else phase_times(job, hw)
+        if not isinstance(times, PhaseTimes):
+            raise ValueError(f"times must be a PhaseTimes, got {times!r}")
+        self.times = times
         self._hash = stable_job_hash(job.job_id)
         self._lengths = _Lengths(job, hw)
         shape = rollout_shape(job, hw)
@@ -270,11 +307,10 @@ class PhaseSampler:
         self._init_factor_tables()
         self.coefficients = self._calibrate()
         self._rng = np.random.default_rng([self.root_seed, self._hash])
-        self._raw_chunks: list[tuple[FloatArray, FloatArray, FloatArray]] = []
+        self._raw_chunks = []
         self._window_start = 0
-        self._window: list[IterationDraw] = []
-        self._window_raw: tuple[FloatArray, FloatArray, FloatArray] = (
-            np.empty((0, 0)), np.empty((0, 0)), np.empty(0))
+        self._window = []
+        self._window_raw = (np.empty((0, 0)), np.empty((0, 0)), np.empty(0))
 
     # ------------------------------------------------------------------ model constants
 
@@ -757,11 +793,13 @@ def steady_iteration_s(ends: FloatArray, skip: int | None = None) -> FloatArray:
     """
     ends = np.asarray(ends, dtype=float)
     n_iter = ends.shape[0]
-    skip = max(1, n_iter // 10) if skip is None else skip
-    if isinstance(skip, bool) or not isinstance(skip, Integral) or not 0 <= skip < n_iter:
+    if skip is None:
+        skip = max(1, n_iter // 10)
+    if isinstance(skip, bool) or not isinstance(skip, Integral) or not 0 <= int(skip) < n_iter:
         raise ValueError(f"skip must be an integer in [0, {n_iter - 1}], got {skip!r}")
-    start = ends[skip - 1] if skip > 0 else np.zeros(ends.shape[1])
-    return (ends[-1] - start) / (n_iter - skip)
+    first = int(skip)
+    start = ends[first - 1] if first > 0 else np.zeros(ends.shape[1])
+    return (ends[-1] - start) / (n_iter - first)
 
 
 # --------------------------------------------------------------------------- Fig. 12

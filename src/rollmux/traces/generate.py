@@ -123,7 +123,7 @@ def counts_for_mean(
 
 
 def shuffled_choices(
-    rng: np.random.Generator, values: Sequence[Any], counts: Sequence[int]
+    rng: np.random.Generator, values: Sequence[Any], counts: Sequence[int] | np.ndarray
 ) -> list[Any]:
     """Each value repeated counts[i] times, in a seeded random order."""
     pool = [value for value, count in zip(values, counts, strict=True) for _ in range(count)]
