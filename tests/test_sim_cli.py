@@ -11,7 +11,6 @@ import pytest
 
 from rollmux.jobs import RLJob
 from rollmux.sim.cli import (
-    UNGROUPED_POLICIES,
     SloSetting,
     default_out_dir,
     draw_slos,
@@ -213,7 +212,7 @@ def test_group_size_options_rule() -> None:
     """Grouping policies take the limit, ungrouped ones ignore it, bad values are refused."""
     for policy in ("rollmux", "random", "greedy", "optimal", "regroup", "rollmux-noprune"):
         assert group_size_options(policy, 3) == ({"max_group_size": 3}, True)
-    for policy in UNGROUPED_POLICIES:
+    for policy in ("gavel-plus", "solo-d", "verl"):
         assert group_size_options(policy, 3) == ({}, False)
     assert group_size_options("rollmux", None) == ({}, False)
     with pytest.raises(ValueError, match="max_group_size"):

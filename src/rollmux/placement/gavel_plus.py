@@ -78,6 +78,8 @@ class GavelPlusPolicy(PlacementPolicy):
     """The cheapest static per-job allocation meeting the job's SLO; no sharing."""
 
     name = "gavel-plus"
+    options = frozenset({"node_counts", "rollout_gpu_types"})
+    shares_nodes = False
 
     def __init__(
         self,

@@ -9,7 +9,7 @@
 job's id (so a job gets the same SLO under every policy and in any window of the trace);
 ``trace`` (the default) keeps the trace's SLOs. ``--max-group-size N`` is passed to every
 policy that takes a group-size limit (rollmux and its variants, random, greedy, optimal,
-regroup). The policies that never share a node (:data:`UNGROUPED_POLICIES`: solo-d, verl,
+regroup). The policies that never share a node (``shares_nodes = False``: solo-d, verl,
 gavel-plus; every group holds one job, so no limit >= 1 can bind) ignore it, and
 config.json records ``max_group_size_applied: false``; any other policy without the option
 is refused with exit 2.
@@ -50,10 +50,6 @@ EXIT_USAGE = 2
 #: Float format of the written tables: 10 significant digits keep 0.1 ms over weeks.
 FLOAT_FORMAT = "%.10g"
 
-#: Policies that never share a node: every group holds exactly one job, so a group-size
-#: limit cannot bind and ``--max-group-size`` is ignored for them (recorded as not applied).
-UNGROUPED_POLICIES = ("gavel-plus", "solo-d", "verl")
-
 #: ``--slo`` value that keeps the trace's SLOs.
 SLO_FROM_TRACE = "trace"
 
@@ -62,7 +58,6 @@ _SLO_STREAM = 0x510
 
 __all__ = [
     "SLO_FROM_TRACE",
-    "UNGROUPED_POLICIES",
     "SloSetting",
     "default_out_dir",
     "draw_slos",
@@ -157,23 +152,21 @@ def override_slos(jobs: Sequence[Any], setting: SloSetting | None, seed: int) ->
 def group_size_options(policy: str, max_group_size: int | None) -> tuple[dict[str, Any], bool]:
     """Policy options carrying a group-size limit, and whether the limit applies.
 
-    None: no option. Policies of :data:`UNGROUPED_POLICIES` ignore the limit (``({},
-    False)``); a policy that takes ``max_group_size`` gets it; any other raises ValueError.
+    None: no option. A policy that never shares a node (``shares_nodes = False``) ignores
+    the limit (``({}, False)``); a policy declaring ``max_group_size`` among its options
+    gets it; any other raises ValueError.
     """
-    from rollmux.placement.base import check_max_group_size, get_policy
+    from rollmux.placement import policy_options, policy_shares_nodes
+    from rollmux.placement.base import check_max_group_size
 
     if max_group_size is None:
         return {}, False
     limit = check_max_group_size(max_group_size)
-    if policy in UNGROUPED_POLICIES:
+    if not policy_shares_nodes(policy):
         return {}, False
-    try:
-        get_policy(policy, max_group_size=limit)
-    except ValueError as exc:
-        if "options for policy" not in str(exc):
-            raise
+    if "max_group_size" not in policy_options(policy):
         raise ValueError(f"policy {policy!r} does not take a group-size limit; "
-                         f"drop --max-group-size") from None
+                         f"drop --max-group-size")
     return {"max_group_size": limit}, True
 
 

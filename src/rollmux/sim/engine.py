@@ -52,6 +52,7 @@ from rollmux.placement import (
     empty_snapshot,
     get_policy,
     job_profile,
+    policy_options,
     release,
 )
 from rollmux.sim.analytic import AnalyticModel, JobRuntime, colocation_ratio, gpus_per_node
@@ -753,17 +754,14 @@ def _serial(node_id: str) -> int:
     return int(node_id[1:])
 
 
-def build_policy(name: str, seed: int, options: Mapping[str, Any] | None = None
-                 ) -> PlacementPolicy:
-    """The policy ``name``, seeded when it takes a seed (``random``), with ``options``."""
-    opts = dict(options or {})
+def build_policy(name: str | PlacementPolicy, seed: int,
+                 options: Mapping[str, Any] | None = None) -> PlacementPolicy:
+    """The policy ``name`` with ``options``, seeded with ``seed`` when it takes a seed."""
     if isinstance(name, PlacementPolicy):
         return name
-    try:
-        return get_policy(name, seed=seed, **opts)
-    except ValueError as exc:
-        if "options for policy" not in str(exc):
-            raise
+    opts = dict(options or {})
+    if "seed" in policy_options(name):
+        opts.setdefault("seed", seed)
     return get_policy(name, **opts)
 
 
