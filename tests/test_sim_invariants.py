@@ -125,9 +125,10 @@ def _check_slo(
         times = job_profile(job, HW).times
         solo = times.solo_iteration_s
         if factory is not None and row.iterations_done > 0:
-            rollout, _, train = factory(job, times)
+            draws = factory(job, times)
             n = row.iterations_done
-            solo = (math.fsum(rollout[:n]) + math.fsum(train[:n])) / n + times.sync_s
+            solo = (math.fsum(draws.rollout_s[:n]) + math.fsum(draws.train_s[:n])) / n \
+                + times.sync_s
         assert math.isclose(row.solo_iteration_s, solo, rel_tol=1e-12)
         slowdown = row.running_s / row.iterations_done / solo
         assert math.isclose(row.slowdown, slowdown, rel_tol=1e-9)
