@@ -111,6 +111,32 @@ def test_event_model_follows_node_orders() -> None:
     assert list(first[first.phase == 0].job[:3]) == [2, 1, 0]
 
 
+def test_event_model_runs_a_repeated_job_once_per_appearance() -> None:
+    """A job listed twice in its nodes' orders runs two iterations per round."""
+    model = EventModel(2)
+    model.add_job(runtime(0, 2.0, 2.0, (0,), (1,)), -1.0, 0, 4, 0.0, True, None)
+    model.add_job(runtime(1, 2.0, 2.0, (0,), (1,)), -1.0, 0, 2, 0.0, True, None)
+    model.set_node_orders("G", {0: [0, 1, 0], 1: [0, 1, 0]})
+    left = 2
+    while left:
+        left -= len(model.run_until(math.inf))
+    table = model.phase_table()
+    rollouts = table[(table.phase == 0)].sort_values("start_s")
+    assert list(rollouts.job) == [0, 1, 0, 0, 1, 0]
+
+
+def test_event_model_refuses_orders_that_drop_or_unbalance_a_job() -> None:
+    """Every job of a node appears in its order, equally often on each of its nodes."""
+    model = EventModel(2)
+    model.add_job(runtime(0, 2.0, 2.0, (0,), (1,)), -1.0, 0, 4, 0.0, True, None)
+    model.add_job(runtime(1, 2.0, 2.0, (0,), (1,)), -1.0, 0, 2, 0.0, True, None)
+    with pytest.raises(ValueError, match="leaves out job"):
+        model.set_node_orders("G", {0: [0], 1: [0, 1]})
+    with pytest.raises(ValueError, match="equally often"):
+        model.set_node_orders("G", {0: [0, 1, 0], 1: [0, 1]})
+    model.set_node_orders("G", {0: [0, 1, 2]})  # job 2 is not admitted yet: not applied
+
+
 def test_job_joining_a_running_group_waits_for_its_round() -> None:
     """A job added mid-run takes the last place of the round; no phase overlaps."""
     model = EventModel(2)

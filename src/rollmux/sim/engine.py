@@ -600,7 +600,7 @@ def simulate_trace(
         draw_factory, label = default_draw_factory(hw, config, seed, [j.job_id for j in jobs])
     model: ProgressModel
     if config.fidelity == "event":
-        model = EventModel(len(jobs), config.record_phases)
+        model = EventModel(len(jobs), config.record_phases, hw.node.gpus_per_node)
     else:
         model = AnalyticModel()
         draw_factory = None

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from rollmux.phases import switch_paid, switch_s
+from rollmux.phases import Tail, rollout_release_s, switch_paid, switch_s, tail_gpus_per_node
 from rollmux.sim.analytic import JobRuntime
 from rollmux.sim.progress import PhaseDraws
 from rollmux.sim.records import PHASE_CODES, PHASE_COLUMNS, POOL_CODES
@@ -63,10 +63,12 @@ class _Node:
     ``order[k]`` is a job and ``occurrence[k]`` which of that job's appearances in the
     order slot ``k`` is (0 for its first); the node serves slot ``pos`` of round
     ``round`` next. ``holder``: the job whose phase holds the node (None: free);
-    ``shared``: the node hosts more than one job.
+    ``shared``: the node hosts more than one job; ``tails``: migrated tails holding a
+    share of its GPUs, (end time, share) (ended ones are dropped lazily).
     """
 
-    __slots__ = ("holder", "occurrence", "order", "pool", "pos", "round", "serial", "shared")
+    __slots__ = ("holder", "occurrence", "order", "pool", "pos", "round", "serial", "shared",
+                 "tails")
 
     def __init__(self, serial: int, pool: int) -> None:
         """An empty node of ``pool`` (0 rollout, 1 training)."""
@@ -78,6 +80,7 @@ class _Node:
         self.round = 0
         self.holder: _Job | None = None
         self.shared = False
+        self.tails: list[Tail] = []
 
 
 class _Job:
@@ -86,7 +89,8 @@ class _Job:
     ``round``/``occurrence``: the round of its nodes' orders it is in and which of its
     ``multiplicity`` appearances per round it runs next. ``start_s``/``switch_s``/
     ``work_s``: the running phase; ``next_train_s``: the training time of the current
-    iteration (drawn with its rollout).
+    iteration (drawn with its rollout); ``tail_s``/``tail_gpus``: the current rollout's
+    migrated tail, ``tail_start_s`` and ``tail_entries`` (node, tail) once it runs.
     """
 
     __slots__ = (
@@ -110,6 +114,7 @@ class _Job:
         "occurrence",
         "ready_s",
         "rollout_gpus",
+        "rollout_gpus_per_node",
         "rollout_layout",
         "rollout_nodes",
         "rollout_switch_s",
@@ -118,6 +123,11 @@ class _Job:
         "state",
         "switch_s",
         "sync_s",
+        "tail_entries",
+        "tail_gpus",
+        "tail_layouts",
+        "tail_s",
+        "tail_start_s",
         "target",
         "train_gpus",
         "train_layout",
@@ -162,6 +172,12 @@ class _Job:
         self.switch_s = 0.0
         self.work_s = 0.0
         self.next_train_s = 0.0
+        self.rollout_gpus_per_node: tuple[int, ...] = ()
+        self.tail_s = 0.0
+        self.tail_gpus = 0
+        self.tail_start_s = 0.0
+        self.tail_entries: list[tuple[_Node, Tail]] = []
+        self.tail_layouts: dict[int, int] = {}
         self.busy_rollout_gpu_s = 0.0
         self.busy_train_gpu_s = 0.0
 
@@ -181,8 +197,9 @@ class _Job:
 class EventModel:
     """Per-phase event simulation of every admitted job on its pinned nodes."""
 
-    def __init__(self, n_jobs: int, record_phases: bool = True) -> None:
-        """Room for ``n_jobs`` jobs (indexed 0..n_jobs-1)."""
+    def __init__(self, n_jobs: int, record_phases: bool = True, gpus_per_node: int = 8) -> None:
+        """Room for ``n_jobs`` jobs (indexed 0..n_jobs-1) on nodes of ``gpus_per_node``."""
+        self.gpus_per_node = gpus_per_node
         self.now = 0.0
         self.heap: list[tuple[float, int, int, _Job, int]] = []
         self.counter = itertools.count()
@@ -250,6 +267,9 @@ class EventModel:
         job.train_layout = self._layout(job.index, PHASE_CODES["train"], _TRAIN_POOL,
                                         rt.train_nodes, rt.train_gpus_per_node)
         job.rollout_gpus = sum(r_gpus)
+        job.rollout_gpus_per_node = tuple(r_gpus)
+        job.tail_entries = []
+        job.tail_layouts = {}
         job.train_gpus = sum(rt.train_gpus_per_node)
         job.multiplicity = 1
         job.occurrence = 0
@@ -272,6 +292,8 @@ class EventModel:
         job = self.jobs[i]
         if job.holding:
             self._release(job, t, True)
+        elif job.tail_entries:
+            self._end_tail(job, t)
         job.epoch += 1
         job.state = _OUT
         job.draws = None
@@ -367,6 +389,48 @@ class EventModel:
                                             warm, cold)
             job.train_switch_s = switch_s(switch_paid(False, job.colocated, shared_t),
                                           warm, cold)
+
+    def _start_tail(self, job: _Job, t: float) -> None:
+        """The job's rollout released its nodes at ``t``: its migrated tail keeps GPUs.
+
+        The tail's GPUs fill the job's rollout nodes in order (:mod:`rollmux.phases`);
+        the next rollouts on those nodes run on the share left free until it ends.
+        """
+        end = t + job.tail_s
+        gpn = self.gpus_per_node
+        job.tail_start_s = t
+        job.tail_entries = []
+        for node, here in zip(job.rollout_nodes,
+                              tail_gpus_per_node(job.tail_gpus, job.rollout_gpus_per_node),
+                              strict=True):
+            if here > 0:
+                tail = (end, here / gpn)
+                node.tails.append(tail)
+                job.tail_entries.append((node, tail))
+
+    def _end_tail(self, job: _Job, t: float) -> None:
+        """The job's tail ends at ``t`` (done, or cut by a removal): record it, free its GPUs."""
+        start = job.tail_start_s
+        work = t - start
+        entries = job.tail_entries
+        job.tail_entries = []
+        for node, tail in entries:
+            if t < tail[0]:  # cut short: the GPUs are free from now on
+                node.tails = [x for x in node.tails if x is not tail]
+        if not entries:
+            return
+        job.busy_rollout_gpu_s += work * job.tail_gpus
+        if self.record_phases:
+            layout = job.tail_layouts.get(job.tail_gpus)
+            if layout is None:
+                gpus = [g for g in tail_gpus_per_node(job.tail_gpus, job.rollout_gpus_per_node)
+                        if g > 0]
+                layout = self._layout(job.index, PHASE_CODES["tail"], _ROLLOUT_POOL,
+                                      [node.serial for node, _ in entries], gpus)
+                job.tail_layouts[job.tail_gpus] = layout
+            self.rows.extend((layout, job.iteration, start, t, work))
+            if len(self.rows) >= _BATCH_ROWS * _PHASE_FIELDS:
+                self._flush()
 
     # ------------------------------------------------------------------ internals
 
@@ -471,9 +535,24 @@ class EventModel:
                     push(heap, (t + switch + work, _ROLL_END, next(counter), job, ep))
                 else:
                     work = roll_node
+                    # Migrated tails of earlier rollouts may still hold GPUs of its nodes.
+                    shared = False
+                    for s in nodes:
+                        if s.tails:
+                            s.tails = [x for x in s.tails if x[0] > t]
+                            shared = shared or bool(s.tails)
+                    if shared:
+                        free_at = rollout_release_s(t, switch + roll_node,
+                                                    [s.tails for s in nodes])
+                    else:
+                        free_at = t + switch + roll_node
                     if roll_node < roll:
-                        push(heap, (t + switch + roll_node, _NODE_FREE, next(counter), job, ep))
-                    push(heap, (t + switch + roll, _ROLL_END, next(counter), job, ep))
+                        job.tail_s = roll - roll_node
+                        job.tail_gpus = draws.tail_gpus[job.iteration] if draws else 0
+                        push(heap, (free_at, _NODE_FREE, next(counter), job, ep))
+                        push(heap, (free_at + job.tail_s, _ROLL_END, next(counter), job, ep))
+                    else:
+                        push(heap, (free_at, _ROLL_END, next(counter), job, ep))
             else:
                 work = job.next_train_s
                 job.state = _TRAINING
@@ -637,11 +716,16 @@ class EventModel:
                         job.round += 1
                     try_(job, t)
                 elif kind == _ROLL_END:
-                    freed = release(job, t) if job.holding else ()
+                    if job.holding:
+                        freed = release(job, t)
+                    else:  # the migrated tail ends: the rollout is complete
+                        freed = ()
+                        self._end_tail(job, t)
                     job.state = _WANTS_TRAIN
                     try_(job, t)
                 elif kind == _NODE_FREE:
                     freed = release(job, t)
+                    self._start_tail(job, t)
                 else:
                     try_(job, t)
                     continue
