@@ -49,6 +49,7 @@ from enum import IntEnum
 __all__ = [
     "Switch",
     "Tail",
+    "node_release_s",
     "rollout_release_s",
     "switch_paid",
     "switch_s",
@@ -104,6 +105,24 @@ def tail_gpus_per_node(tail_gpus: int, job_gpus_per_node: Sequence[int]) -> list
     return out
 
 
+def node_release_s(start_s: float, work_s: float, tails: Sequence[Tail]) -> float:
+    """:func:`rollout_release_s` of a rollout on one node (the common case, made cheap)."""
+    live = None
+    for tail in tails:
+        if tail[0] > start_s:
+            if live is not None:  # several tails: the general computation
+                return _release_s(start_s, work_s, [[t for t in tails if t[0] > start_s]])
+            live = tail
+    if live is None:
+        return start_s + work_s
+    # One tail: the free share until it ends, the whole node after.
+    end, share = live
+    rate = max(0.0, 1.0 - share)
+    if rate > 0.0 and start_s + work_s / rate <= end:
+        return start_s + work_s / rate
+    return end + (work_s - rate * (end - start_s))
+
+
 def rollout_release_s(start_s: float, work_s: float, tails: Sequence[Sequence[Tail]]) -> float:
     """When a rollout starting at ``start_s`` releases its nodes (eq. S1).
 
@@ -112,9 +131,19 @@ def rollout_release_s(start_s: float, work_s: float, tails: Sequence[Sequence[Ta
     that end at or before ``start_s`` do not count). The rollout progresses at the
     smallest free share over its nodes.
     """
-    live = [[(end, share) for end, share in node if end > start_s] for node in tails]
+    if len(tails) == 1:
+        return node_release_s(start_s, work_s, tails[0])
+    live = [[tail for tail in node if tail[0] > start_s] for node in tails]
     if not any(live):
         return start_s + work_s
+    return _release_s(start_s, work_s, live)
+
+
+def _release_s(start_s: float, work_s: float, live: Sequence[Sequence[Tail]]) -> float:
+    """Integrate the smallest free share over the nodes until ``work_s`` is done.
+
+    ``live``: per node, the tails that end after ``start_s``.
+    """
     breaks = sorted({end for node in live for end, _ in node})
     now, left = start_s, work_s
     for bp in [*breaks, math.inf]:

@@ -23,7 +23,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from rollmux.phases import Tail, rollout_release_s, switch_paid, switch_s, tail_gpus_per_node
+from rollmux.phases import (
+    Tail,
+    node_release_s,
+    rollout_release_s,
+    switch_paid,
+    switch_s,
+    tail_gpus_per_node,
+)
 from rollmux.sim.analytic import JobRuntime
 from rollmux.sim.progress import PhaseDraws
 from rollmux.sim.records import PHASE_CODES, PHASE_COLUMNS, POOL_CODES
@@ -90,7 +97,9 @@ class _Job:
     ``multiplicity`` appearances per round it runs next. ``start_s``/``switch_s``/
     ``work_s``: the running phase; ``next_train_s``: the training time of the current
     iteration (drawn with its rollout); ``tail_s``/``tail_gpus``: the current rollout's
-    migrated tail, ``tail_start_s`` and ``tail_entries`` (node, tail) once it runs.
+    migrated tail, running from ``tail_start_s`` to ``tail_end_s`` once it started (0
+    GPUs: no tail running); ``tail_placements``: per tail size, its row layout and the
+    share of each node it holds (built once per size).
     """
 
     __slots__ = (
@@ -123,9 +132,9 @@ class _Job:
         "state",
         "switch_s",
         "sync_s",
-        "tail_entries",
+        "tail_end_s",
         "tail_gpus",
-        "tail_layouts",
+        "tail_placements",
         "tail_s",
         "tail_start_s",
         "target",
@@ -176,8 +185,8 @@ class _Job:
         self.tail_s = 0.0
         self.tail_gpus = 0
         self.tail_start_s = 0.0
-        self.tail_entries: list[tuple[_Node, Tail]] = []
-        self.tail_layouts: dict[int, int] = {}
+        self.tail_end_s = 0.0
+        self.tail_placements: dict[int, tuple[int, tuple[tuple[_Node, float], ...]]] = {}
         self.busy_rollout_gpu_s = 0.0
         self.busy_train_gpu_s = 0.0
 
@@ -268,8 +277,8 @@ class EventModel:
                                         rt.train_nodes, rt.train_gpus_per_node)
         job.rollout_gpus = sum(r_gpus)
         job.rollout_gpus_per_node = tuple(r_gpus)
-        job.tail_entries = []
-        job.tail_layouts = {}
+        job.tail_gpus = 0
+        job.tail_placements = {}
         job.train_gpus = sum(rt.train_gpus_per_node)
         job.multiplicity = 1
         job.occurrence = 0
@@ -292,7 +301,7 @@ class EventModel:
         job = self.jobs[i]
         if job.holding:
             self._release(job, t, True)
-        elif job.tail_entries:
+        elif job.state == _ROLLING and job.tail_gpus:
             self._end_tail(job, t)
         job.epoch += 1
         job.state = _OUT
@@ -390,47 +399,31 @@ class EventModel:
             job.train_switch_s = switch_s(switch_paid(False, job.colocated, shared_t),
                                           warm, cold)
 
-    def _start_tail(self, job: _Job, t: float) -> None:
-        """The job's rollout released its nodes at ``t``: its migrated tail keeps GPUs.
+    def _tail_placement(self, job: _Job) -> tuple[int, tuple[tuple[_Node, float], ...]]:
+        """Where the job's tail of ``job.tail_gpus`` GPUs sits: its row layout, node shares.
 
-        The tail's GPUs fill the job's rollout nodes in order (:mod:`rollmux.phases`);
-        the next rollouts on those nodes run on the share left free until it ends.
+        The tail's GPUs fill the job's rollout nodes in order (:mod:`rollmux.phases`).
         """
-        end = t + job.tail_s
-        gpn = self.gpus_per_node
-        job.tail_start_s = t
-        job.tail_entries = []
-        for node, here in zip(job.rollout_nodes,
-                              tail_gpus_per_node(job.tail_gpus, job.rollout_gpus_per_node),
-                              strict=True):
-            if here > 0:
-                tail = (end, here / gpn)
-                node.tails.append(tail)
-                job.tail_entries.append((node, tail))
+        placed = job.tail_placements.get(job.tail_gpus)
+        if placed is None:
+            here = tail_gpus_per_node(job.tail_gpus, job.rollout_gpus_per_node)
+            nodes = [(node, g) for node, g in zip(job.rollout_nodes, here, strict=True) if g]
+            layout = self._layout(job.index, PHASE_CODES["tail"], _ROLLOUT_POOL,
+                                  [node.serial for node, _ in nodes], [g for _, g in nodes])
+            placed = (layout, tuple((node, g / self.gpus_per_node) for node, g in nodes))
+            job.tail_placements[job.tail_gpus] = placed
+        return placed
 
     def _end_tail(self, job: _Job, t: float) -> None:
-        """The job's tail ends at ``t`` (done, or cut by a removal): record it, free its GPUs."""
-        start = job.tail_start_s
-        work = t - start
-        entries = job.tail_entries
-        job.tail_entries = []
-        for node, tail in entries:
-            if t < tail[0]:  # cut short: the GPUs are free from now on
-                node.tails = [x for x in node.tails if x is not tail]
-        if not entries:
-            return
+        """The job's tail is cut at ``t`` (the job is removed): record it, free its GPUs."""
+        layout, nodes = self._tail_placement(job)
+        for node, _ in nodes:
+            node.tails = [x for x in node.tails if x[0] != job.tail_end_s]
+        work = t - job.tail_start_s
         job.busy_rollout_gpu_s += work * job.tail_gpus
         if self.record_phases:
-            layout = job.tail_layouts.get(job.tail_gpus)
-            if layout is None:
-                gpus = [g for g in tail_gpus_per_node(job.tail_gpus, job.rollout_gpus_per_node)
-                        if g > 0]
-                layout = self._layout(job.index, PHASE_CODES["tail"], _ROLLOUT_POOL,
-                                      [node.serial for node, _ in entries], gpus)
-                job.tail_layouts[job.tail_gpus] = layout
-            self.rows.extend((layout, job.iteration, start, t, work))
-            if len(self.rows) >= _BATCH_ROWS * _PHASE_FIELDS:
-                self._flush()
+            self.rows.extend((layout, job.iteration, job.tail_start_s, t, work))
+        job.tail_gpus = 0
 
     # ------------------------------------------------------------------ internals
 
@@ -494,6 +487,8 @@ class EventModel:
         record = self.record_phases
         normalise = self._normalise
         flush = self._flush
+        release_s = rollout_release_s
+        release_one_s = node_release_s
 
         def try_(job: _Job, t: float) -> None:
             """Start the job's next phase at ``t`` if it is ready and next on its nodes."""
@@ -535,17 +530,16 @@ class EventModel:
                     push(heap, (t + switch + work, _ROLL_END, next(counter), job, ep))
                 else:
                     work = roll_node
-                    # Migrated tails of earlier rollouts may still hold GPUs of its nodes.
-                    shared = False
-                    for s in nodes:
-                        if s.tails:
-                            s.tails = [x for x in s.tails if x[0] > t]
-                            shared = shared or bool(s.tails)
-                    if shared:
-                        free_at = rollout_release_s(t, switch + roll_node,
-                                                    [s.tails for s in nodes])
+                    # Migrated tails of earlier rollouts may still hold GPUs of its nodes
+                    # (the release time ignores those that have ended).
+                    occupy = switch + roll_node
+                    if len(nodes) == 1:
+                        tails = nodes[0].tails
+                        free_at = release_one_s(t, occupy, tails) if tails else t + occupy
+                    elif any(s.tails for s in nodes):
+                        free_at = release_s(t, occupy, [s.tails for s in nodes])
                     else:
-                        free_at = t + switch + roll_node
+                        free_at = t + occupy
                     if roll_node < roll:
                         job.tail_s = roll - roll_node
                         job.tail_gpus = draws.tail_gpus[job.iteration] if draws else 0
@@ -687,6 +681,11 @@ class EventModel:
         pop = heapq.heappop
         release = self._release
         try_ = self._try
+        placement = self._tail_placement
+        record = self.record_phases
+        rows = self.rows
+        put = rows.extend
+        batch_len = _BATCH_ROWS * _PHASE_FIELDS
         count = 0
         try:
             while heap:
@@ -720,12 +719,30 @@ class EventModel:
                         freed = release(job, t)
                     else:  # the migrated tail ends: the rollout is complete
                         freed = ()
-                        self._end_tail(job, t)
+                        if job.tail_gpus:
+                            work = t - job.tail_start_s
+                            job.busy_rollout_gpu_s += work * job.tail_gpus
+                            if record:
+                                layout = (job.tail_placements.get(job.tail_gpus)
+                                          or placement(job))[0]
+                                put((layout, job.iteration, job.tail_start_s, t, work))
+                                if len(rows) >= batch_len:
+                                    self._flush()
+                            job.tail_gpus = 0
                     job.state = _WANTS_TRAIN
                     try_(job, t)
                 elif kind == _NODE_FREE:
+                    # The rollout releases its nodes; its migrated tail keeps its GPUs.
                     freed = release(job, t)
-                    self._start_tail(job, t)
+                    if job.tail_gpus:
+                        end = job.tail_end_s = t + job.tail_s
+                        job.tail_start_s = t
+                        placed = job.tail_placements.get(job.tail_gpus) or placement(job)
+                        for s, share in placed[1]:
+                            tails = s.tails
+                            if len(tails) > 2:  # ended tails are ignored; drop them now
+                                tails = s.tails = [x for x in tails if x[0] > t]
+                            tails.append((end, share))
                 else:
                     try_(job, t)
                     continue
