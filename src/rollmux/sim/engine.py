@@ -69,6 +69,7 @@ __all__ = [
     "Failure",
     "SimConfig",
     "build_policy",
+    "check_modes",
     "default_draw_factory",
     "drift_templates",
     "simulate_trace",
@@ -105,15 +106,8 @@ class SimConfig:
 
     def __post_init__(self) -> None:
         """Validate every option; ValueError names the option and the bad value."""
-        if self.fidelity not in FIDELITIES:
-            raise ValueError(f"fidelity must be one of {FIDELITIES}, got {self.fidelity!r}")
-        if self.sync not in SYNC_MODES:
-            raise ValueError(f"sync must be one of {SYNC_MODES}, got {self.sync!r}")
-        for name in ("stochastic", "migration", "record_phases"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
-        if not isinstance(self.drift, str) or not self.drift:
-            raise ValueError(f"drift must be a non-empty string, got {self.drift!r}")
+        check_modes(self.fidelity, self.sync, self.drift, stochastic=self.stochastic,
+                    migration=self.migration, record_phases=self.record_phases)
         r = self.regroup_interval_s
         if isinstance(r, bool) or not isinstance(r, int | float) or not (
             math.isfinite(r) and r > 0
@@ -130,6 +124,19 @@ class SimConfig:
         out["failures"] = [dataclasses.asdict(f) for f in self.failures]
         out["policy_options"] = dict(self.policy_options)
         return out
+
+
+def check_modes(fidelity: str, sync: str, drift: str, **flags: bool) -> None:
+    """Validate the replay modes (of SimConfig and ReplaySpec); ValueError names the option."""
+    if fidelity not in FIDELITIES:
+        raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
+    if sync not in SYNC_MODES:
+        raise ValueError(f"sync must be one of {SYNC_MODES}, got {sync!r}")
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be a bool, got {value!r}")
+    if not isinstance(drift, str) or not drift:
+        raise ValueError(f"drift must be a non-empty string, got {drift!r}")
 
 
 def _as_failure(value: Any) -> Failure:

@@ -210,7 +210,7 @@ class ReplaySpec:
         """Validate and canonicalise every field; ValueError names the field."""
         from rollmux.placement import policy_names
         from rollmux.placement.base import check_max_group_size
-        from rollmux.sim.engine import FIDELITIES, SYNC_MODES
+        from rollmux.sim.engine import check_modes
 
         set_ = object.__setattr__
         if not isinstance(self.trace, str | Path) or not str(self.trace):
@@ -225,8 +225,6 @@ class ReplaySpec:
         set_(self, "slo", SLO_FROM_TRACE if setting is None else setting.label())
         if self.max_group_size is not None:
             check_max_group_size(self.max_group_size)
-        if not isinstance(self.drift, str) or not self.drift:
-            raise ValueError(f"drift must be a non-empty string, got {self.drift!r}")
         for name in ("failures", "hardware"):
             value = getattr(self, name)
             if value is not None:
@@ -241,13 +239,8 @@ class ReplaySpec:
         except (TypeError, ValueError):
             raise ValueError(f"hardware_overrides must map dotted keys to values, got "
                              f"{self.hardware_overrides!r}") from None
-        if self.fidelity not in FIDELITIES:
-            raise ValueError(f"fidelity must be one of {FIDELITIES}, got {self.fidelity!r}")
-        if self.sync not in SYNC_MODES:
-            raise ValueError(f"sync must be one of {SYNC_MODES}, got {self.sync!r}")
-        for name in ("stochastic", "migration", "record_phases"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        check_modes(self.fidelity, self.sync, self.drift, stochastic=self.stochastic,
+                    migration=self.migration, record_phases=self.record_phases)
         h = self.regroup_interval_h
         if h is not None:
             if isinstance(h, bool) or not isinstance(h, int | float) or not (
