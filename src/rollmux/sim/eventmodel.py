@@ -532,14 +532,12 @@ class EventModel:
                     work = roll_node
                     # Migrated tails of earlier rollouts may still hold GPUs of its nodes
                     # (the release time ignores those that have ended).
-                    occupy = switch + roll_node
-                    if len(nodes) == 1:
-                        tails = nodes[0].tails
-                        free_at = release_one_s(t, occupy, tails) if tails else t + occupy
-                    elif any(s.tails for s in nodes):
-                        free_at = release_s(t, occupy, [s.tails for s in nodes])
+                    if len(nodes) == 1 and nodes[0].tails:
+                        free_at = release_one_s(t, switch + roll_node, nodes[0].tails)
+                    elif len(nodes) > 1 and any(s.tails for s in nodes):
+                        free_at = release_s(t, switch + roll_node, [s.tails for s in nodes])
                     else:
-                        free_at = t + occupy
+                        free_at = t + switch + roll_node
                     if roll_node < roll:
                         job.tail_s = roll - roll_node
                         job.tail_gpus = draws.tail_gpus[job.iteration] if draws else 0
