@@ -133,10 +133,13 @@ def rollout_release_s(start_s: float, work_s: float, tails: Sequence[Sequence[Ta
     """
     if len(tails) == 1:
         return node_release_s(start_s, work_s, tails[0])
-    live = [[tail for tail in node if tail[0] > start_s] for node in tails]
-    if not any(live):
+    # Nodes without a live tail are free (share 1): they never set the smallest share.
+    busy = [live for live in ([t for t in node if t[0] > start_s] for node in tails) if live]
+    if not busy:
         return start_s + work_s
-    return _release_s(start_s, work_s, live)
+    if len(busy) == 1:
+        return node_release_s(start_s, work_s, busy[0])
+    return _release_s(start_s, work_s, busy)
 
 
 def _release_s(start_s: float, work_s: float, live: Sequence[Sequence[Tail]]) -> float:

@@ -98,8 +98,8 @@ class _Job:
     ``work_s``: the running phase; ``next_train_s``: the training time of the current
     iteration (drawn with its rollout); ``tail_s``/``tail_gpus``: the current rollout's
     migrated tail, running from ``tail_start_s`` to ``tail_end_s`` once it started (0
-    GPUs: no tail running); ``tail_placements``: per tail size, its row layout and the
-    share of each node it holds (built once per size).
+    GPUs: no tail running; ``tail_layout``: its rows); ``tail_placements``: per tail size,
+    its row layout and the share of each node it holds (built once per size).
     """
 
     __slots__ = (
@@ -134,6 +134,7 @@ class _Job:
         "sync_s",
         "tail_end_s",
         "tail_gpus",
+        "tail_layout",
         "tail_placements",
         "tail_s",
         "tail_start_s",
@@ -186,6 +187,7 @@ class _Job:
         self.tail_gpus = 0
         self.tail_start_s = 0.0
         self.tail_end_s = 0.0
+        self.tail_layout = -1
         self.tail_placements: dict[int, tuple[int, tuple[tuple[_Node, float], ...]]] = {}
         self.busy_rollout_gpu_s = 0.0
         self.busy_train_gpu_s = 0.0
@@ -721,9 +723,8 @@ class EventModel:
                             work = t - job.tail_start_s
                             job.busy_rollout_gpu_s += work * job.tail_gpus
                             if record:
-                                layout = (job.tail_placements.get(job.tail_gpus)
-                                          or placement(job))[0]
-                                put((layout, job.iteration, job.tail_start_s, t, work))
+                                put((job.tail_layout, job.iteration, job.tail_start_s, t,
+                                     work))
                                 if len(rows) >= batch_len:
                                     self._flush()
                             job.tail_gpus = 0
@@ -735,8 +736,9 @@ class EventModel:
                     if job.tail_gpus:
                         end = job.tail_end_s = t + job.tail_s
                         job.tail_start_s = t
-                        placed = job.tail_placements.get(job.tail_gpus) or placement(job)
-                        for s, share in placed[1]:
+                        job.tail_layout, shares = (job.tail_placements.get(job.tail_gpus)
+                                                   or placement(job))
+                        for s, share in shares:
                             tails = s.tails
                             if len(tails) > 2:  # ended tails are ignored; drop them now
                                 tails = s.tails = [x for x in tails if x[0] > t]
