@@ -1,7 +1,8 @@
 # rollmux: the two set-up commands of the README.
 #   make reproduce   create .venv if missing, install rollmux, run the quick pipeline, then
 #                    build the HTML report (figures/report.html)
-#   make test        create .venv if missing, install rollmux[test,cluster], run ruff and pytest
+#   make test        create .venv if missing, install rollmux[test,cluster], run ruff, mypy
+#                    and pytest
 # Paper scale: make reproduce CONFIG=config/paper.yaml
 PYTHON ?= python3
 VENV := .venv
@@ -30,8 +31,9 @@ reproduce: $(VENV)/.installed  ## run the pipeline (CONFIG=config/paper.yaml for
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 	$(BIN)/snakemake --configfile $(CONFIG) --report figures/report.html
 
-test: $(VENV)/.installed-test  ## ruff + pytest (Hypothesis included)
+test: $(VENV)/.installed-test  ## ruff + mypy + pytest (Hypothesis included)
 	$(BIN)/ruff check .
+	$(BIN)/mypy src
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed-test  ## run the benchmarks (results printed, record in benchmarks/RESULTS.md)

@@ -43,6 +43,12 @@ def draw(timeline: pd.DataFrame, events: pd.DataFrame) -> plt.Figure:
     for row, node in enumerate(nodes):
         for rec in timeline[timeline["node"] == node].itertuples(index=False):
             width = rec.end_s - rec.start_s
+            if rec.phase == "tail":
+                # A migrated tail holds a few GPUs of the node while the next rollout
+                # runs on the others: a thin bar under the row's phases.
+                ax.barh(row + 0.4, width, left=rec.start_s, height=0.14,
+                        color=colour[rec.job_id], alpha=0.3 if rec.lost else 1.0)
+                continue
             ax.barh(row, width, left=rec.start_s, height=0.62, color=colour[rec.job_id],
                     alpha=0.3 if rec.lost else 1.0,
                     hatch=TRAIN_HATCH if rec.phase == "train" else "",
@@ -66,6 +72,7 @@ def draw(timeline: pd.DataFrame, events: pd.DataFrame) -> plt.Figure:
     handles += [
         Patch(facecolor="white", edgecolor="grey", label="rollout (iteration no.)"),
         Patch(facecolor="white", edgecolor="grey", hatch=TRAIN_HATCH, label="training"),
+        Patch(facecolor="grey", label="migrated tail (thin: a few GPUs)"),
         Patch(facecolor="grey", alpha=0.3, label="work lost to the kill"),
     ]
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,

@@ -1,6 +1,7 @@
 """Benchmark: trace replay speed, event-loop rate and memory (issue 4, section 8).
 
-Usage: python benchmarks/bench_simulate.py [policies|loop|memory|all] [--jobs 10000]
+Usage: python benchmarks/bench_simulate.py [policies|loop|compare|memory|all] [--jobs 10000]
+                                           [--baseline SRC]
 
 * ``policies``: the 200-job production trace (traces/production-default.csv, generated
   with the trace generator when absent), per-phase stochastic events, every registered
@@ -10,6 +11,10 @@ Usage: python benchmarks/bench_simulate.py [policies|loop|memory|all] [--jobs 10
 * ``loop``: the event loop alone (CPU time of ``EventModel.run_until``, one core), from
   the same replays: heap events (phase completions and early node releases under
   long-tail migration) per CPU second. Budget: >= 300,000 per second.
+* ``compare``: the ``loop`` figure of this tree against another tree's ``src`` folder
+  (``--baseline``, e.g. main checked out into a temporary worktree), in one run: five
+  rounds, each one replay per tree in a fresh child process (the tree first on
+  ``PYTHONPATH``), alternating so that both see the same load; best of 5 per tree.
 * ``memory``: a ``--jobs``-job trace tiled from the production trace (fresh ids, arrivals
   every 6,048 s so that the load matches the production trace), replayed under
   ``rollmux`` in a child process with the per-phase table kept; peak RSS from
@@ -137,6 +142,33 @@ def bench_loop(repeats: int = 5) -> dict[str, Any]:
     }
 
 
+def _child_loop_run(src: Path) -> dict[str, Any]:
+    """One rollmux replay in a child process importing rollmux from ``src``."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    out = subprocess.run([sys.executable, __file__, "_child_loop"], check=True,
+                         capture_output=True, text=True, env=env)
+    return json.loads(out.stdout)
+
+
+def bench_compare(baseline: Path, rounds: int = 5) -> dict[str, Any]:
+    """Event-loop rate of this tree and of ``baseline`` (a src folder), best of ``rounds``."""
+    here = Path(__file__).resolve().parents[1] / "src"
+    runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "this": []}
+    for _ in range(rounds):
+        runs["baseline"].append(_child_loop_run(baseline))
+        runs["this"].append(_child_loop_run(here))
+    out: dict[str, Any] = {"rounds": rounds, "budget_events_per_s": BUDGET_EVENTS_PER_S}
+    for name, src in (("baseline", baseline), ("this", here)):
+        rates = [r["phase_events"] / r["event_loop_cpu_s"] for r in runs[name]]
+        out[name] = {"src": str(src), "rollmux_file": runs[name][0]["rollmux_file"],
+                     "phase_events": runs[name][0]["phase_events"],
+                     "phase_rows": runs[name][0]["phase_rows"],
+                     "events_per_cpu_s_best": max(rates), "events_per_cpu_s_all": rates}
+    out["ratio_best"] = (out["this"]["events_per_cpu_s_best"]
+                         / out["baseline"]["events_per_cpu_s_best"])
+    return out
+
+
 def build_big_trace(path: Path, jobs: int) -> None:
     """Write a ``jobs``-job trace tiled from the production trace (fresh ids, arrivals)."""
     from rollmux.traces.loader import write_trace
@@ -205,19 +237,31 @@ def main(argv: list[str] | None = None) -> int:
     """Run the chosen benchmarks and print their JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", nargs="?", default="all",
-                        choices=("all", "policies", "loop", "memory", "_child_memory"))
+                        choices=("all", "policies", "loop", "compare", "memory",
+                                 "_child_memory", "_child_loop"))
     parser.add_argument("path", nargs="?", help=argparse.SUPPRESS)
     parser.add_argument("--jobs", type=int, default=10_000)
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="src folder of the tree to compare against (compare)")
     args = parser.parse_args(argv)
     if args.what == "_child_memory":
         print(json.dumps(child_memory(args.path)))
         return 0
+    if args.what == "_child_loop":
+        import rollmux
+
+        print(json.dumps({**replay("rollmux"), "rollmux_file": rollmux.__file__}))
+        return 0
+    if args.what == "compare" and args.baseline is None:
+        parser.error("compare needs --baseline SRC")
     report: dict[str, Any] = {"machine": machine(),
                               "command": " ".join([Path(sys.executable).name, *sys.argv])}
     if args.what in ("all", "policies"):
         report["policies"] = bench_policies()
     if args.what in ("all", "loop"):
         report["loop"] = bench_loop()
+    if args.what == "compare":
+        report["compare"] = bench_compare(args.baseline.resolve())
     if args.what in ("all", "memory"):
         report["memory"] = bench_memory(args.jobs)
     print(json.dumps(report, indent=2))

@@ -206,3 +206,23 @@ def test_regroup_moves_nothing_when_no_partition_is_cheaper() -> None:
     assert after.groups == due.groups
     assert after.last_regroup_s == 7200.0
     assert policy.regroup(replace(after, time_s=7300.0)) is None  # next one waits an hour
+
+
+def test_policies_declare_their_options() -> None:
+    """Every registered policy states its options; get_policy refuses others by name."""
+    from rollmux.placement import policy_names, policy_options, policy_shares_nodes
+
+    for name in policy_names():
+        accepted = policy_options(name)
+        policy = get_policy(name, **({"seed": 3} if "seed" in accepted else {}))
+        assert policy.name == name
+        if policy_shares_nodes(name):
+            assert "max_group_size" in accepted, name
+    assert "seed" in policy_options("random")
+    assert "seed" not in policy_options("rollmux")
+    assert not policy_shares_nodes("solo-d") and not policy_shares_nodes("verl")
+    assert "prune_saturated" not in policy_options("rollmux-noprune")
+    with pytest.raises(ValueError, match=r"does not take option.*seed"):
+        get_policy("rollmux", seed=1)
+    with pytest.raises(ValueError, match="unknown policy"):
+        policy_options("nope")

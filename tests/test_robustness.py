@@ -149,6 +149,9 @@ def _fake_runs(root: Path) -> list[rb.RunRef]:
         for policy, (cost, slo, rbub, tbub) in policies.items():
             folder = root / f"drift={setting}" / f"policy={policy}" / "seed=0"
             folder.mkdir(parents=True)
+            (folder / "config.json").write_text(json.dumps({
+                "trace": "t.csv", "slo_override": None, "max_group_size": 5,
+                "drift": setting, "policy": policy, "seed": 0}))
             (folder / "summary.json").write_text(json.dumps(_summary(cost, slo, rbub, tbub)))
             events = ("time_s,kind,job_id,group_id,strategy,marginal_cost_usd_per_h,detail\n"
                       "0,arrival,sim-0000,G0,new-group,1,\n"
@@ -156,7 +159,8 @@ def _fake_runs(root: Path) -> list[rb.RunRef]:
                       "7200,regroup,,,regroup,-5,sim-0000 sim-0001\n"
                       "10800,regroup,,,regroup,-5,sim-0001\n")
             (folder / "events.csv").write_text(events)
-            runs.append(rb.RunRef(setting, policy, 0, folder))
+            runs.append(rb.RunRef.from_folder(folder))
+            assert runs[-1] == rb.RunRef(setting, policy, 0, folder)
     return runs
 
 

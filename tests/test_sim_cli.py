@@ -11,14 +11,14 @@ import pytest
 
 from rollmux.jobs import RLJob
 from rollmux.sim.cli import (
-    UNGROUPED_POLICIES,
+    DEFAULT_ROOT,
     SloSetting,
-    default_out_dir,
     draw_slos,
     group_size_options,
     main,
     parse_slo,
     register,
+    spec_from_args,
 )
 from rollmux.sim.records import EVENT_COLUMNS, JOB_COLUMNS, PHASE_COLUMNS
 from rollmux.traces.loader import trace_text
@@ -97,8 +97,13 @@ def test_default_output_folder_and_analytic_fidelity(tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     assert main(["simulate", "--trace", str(trace), "--policy", "solo-d", "--seed", "3",
                  "--fidelity", "analytic", "--quiet"]) == 0
-    out = default_out_dir(trace, "solo-d", 3)
-    assert out == Path("results/simulate/trace=small/policy=solo-d/seed=3")
+    out = Path("results/simulate/trace=small/slo=trace/maxgroup=default/drift=none/"
+               "policy=solo-d/seed=3/fidelity=analytic")
+    assert out == DEFAULT_ROOT / spec_from_args(argparse.Namespace(
+        trace=trace, policy="solo-d", seed=3, slo="trace", max_group_size=None,
+        drift="none", failures=None, hardware=None, hardware_overrides=None,
+        fidelity="analytic", deterministic=False, no_migration=False, sync="topology",
+        regroup_interval_h=None, no_phases=False)).path()
     assert (tmp_path / out / "summary.json").is_file()
     assert not (tmp_path / out / "phases.csv").exists()
 
@@ -213,7 +218,7 @@ def test_group_size_options_rule() -> None:
     """Grouping policies take the limit, ungrouped ones ignore it, bad values are refused."""
     for policy in ("rollmux", "random", "greedy", "optimal", "regroup", "rollmux-noprune"):
         assert group_size_options(policy, 3) == ({"max_group_size": 3}, True)
-    for policy in UNGROUPED_POLICIES:
+    for policy in ("gavel-plus", "solo-d", "verl"):
         assert group_size_options(policy, 3) == ({}, False)
     assert group_size_options("rollmux", None) == ({}, False)
     with pytest.raises(ValueError, match="max_group_size"):

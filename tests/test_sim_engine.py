@@ -82,16 +82,16 @@ def test_verl_job_time_shares_its_training_gpus() -> None:
 
 def test_event_model_reaches_the_max_plus_period() -> None:
     """Two jobs on one rollout and one training node settle at the exact meta-iteration."""
-    model = EventModel(2, None)
+    model = EventModel(2)
     a = runtime(0, 10.0, 2.0, (0,), (1,), warm_s=1.0)
     b = runtime(1, 2.0, 10.0, (0,), (1,), warm_s=1.0)
-    model.add_job(a, 0.0, 0, 40, 0.0, True)
-    model.add_job(b, 0.0, 0, 40, 0.0, True)
+    model.add_job(a, 0.0, 0, 40, 0.0, True, None)
+    model.add_job(b, 0.0, 0, 40, 0.0, True, None)
     done = []
     while len(done) < 2:
         done += model.run_until(math.inf)
         for i, t in done[-1:]:
-            model.remove_job(i, t, False)
+            model.remove_job(i, t)
     table = model.phase_table()
     starts = table[(table.job == 0) & (table.phase == 0)].start_s.to_numpy()
     period = group_period_s([a, b])
@@ -101,24 +101,50 @@ def test_event_model_reaches_the_max_plus_period() -> None:
 
 def test_event_model_follows_node_orders() -> None:
     """Per-node orders replace the join order on a node."""
-    model = EventModel(3, None)
+    model = EventModel(3)
     for i in range(3):
-        model.add_job(runtime(i, 5.0, 5.0, (0,), (1,)), 0.0, 0, 2, 1.0, True)
-    model.set_node_orders({0: [2, 1, 0], 1: [2, 1, 0]})
+        model.add_job(runtime(i, 5.0, 5.0, (0,), (1,)), 0.0, 0, 2, 1.0, True, None)
+    model.set_node_orders("G0", {0: [2, 1, 0], 1: [2, 1, 0]})
     while model.run_until(math.inf):
         pass
     first = model.phase_table().sort_values("start_s")
     assert list(first[first.phase == 0].job[:3]) == [2, 1, 0]
 
 
+def test_event_model_runs_a_repeated_job_once_per_appearance() -> None:
+    """A job listed twice in its nodes' orders runs two iterations per round."""
+    model = EventModel(2)
+    model.add_job(runtime(0, 2.0, 2.0, (0,), (1,)), -1.0, 0, 4, 0.0, True, None)
+    model.add_job(runtime(1, 2.0, 2.0, (0,), (1,)), -1.0, 0, 2, 0.0, True, None)
+    model.set_node_orders("G", {0: [0, 1, 0], 1: [0, 1, 0]})
+    left = 2
+    while left:
+        left -= len(model.run_until(math.inf))
+    table = model.phase_table()
+    rollouts = table[(table.phase == 0)].sort_values("start_s")
+    assert list(rollouts.job) == [0, 1, 0, 0, 1, 0]
+
+
+def test_event_model_refuses_orders_that_drop_or_unbalance_a_job() -> None:
+    """Every job of a node appears in its order, equally often on each of its nodes."""
+    model = EventModel(2)
+    model.add_job(runtime(0, 2.0, 2.0, (0,), (1,)), -1.0, 0, 4, 0.0, True, None)
+    model.add_job(runtime(1, 2.0, 2.0, (0,), (1,)), -1.0, 0, 2, 0.0, True, None)
+    with pytest.raises(ValueError, match="leaves out job"):
+        model.set_node_orders("G", {0: [0], 1: [0, 1]})
+    with pytest.raises(ValueError, match="equally often"):
+        model.set_node_orders("G", {0: [0, 1, 0], 1: [0, 1]})
+    model.set_node_orders("G", {0: [0, 1, 2]})  # job 2 is not admitted yet: not applied
+
+
 def test_job_joining_a_running_group_waits_for_its_round() -> None:
     """A job added mid-run takes the last place of the round; no phase overlaps."""
-    model = EventModel(2, None)
-    model.add_job(runtime(0, 10.0, 10.0, (0,), (1,)), 0.0, 0, 3, 0.0, True)
+    model = EventModel(2)
+    model.add_job(runtime(0, 10.0, 10.0, (0,), (1,)), 0.0, 0, 3, 0.0, True, None)
     assert model.run_until(5.0) == []
-    model.add_job(runtime(1, 4.0, 4.0, (0,), (1,)), 5.0, 0, 2, 5.0, True)
+    model.add_job(runtime(1, 4.0, 4.0, (0,), (1,)), 5.0, 0, 2, 5.0, True, None)
     while (done := model.run_until(math.inf)):
-        model.remove_job(done[0][0], done[0][1], False)
+        model.remove_job(done[0][0], done[0][1])
     table = model.phase_table()
     late = table[table.job == 1].start_s.min()
     # The node is in round 1 when job 1 joins: job 0's second rollout (after its training,

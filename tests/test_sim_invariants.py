@@ -25,6 +25,7 @@ from rollmux.sim import SimConfig, simulate_trace
 from rollmux.sim.cli import write_result
 from rollmux.sim.engine import default_draw_factory
 from rollmux.sim.metrics import REL_TOL, total_cost_usd
+from rollmux.sim.records import PHASE_CODES
 
 HW = load_hardware()
 POLICIES = ("rollmux", "solo-d", "verl", "greedy", "random", "gavel-plus")
@@ -57,17 +58,37 @@ def small_traces(draw: st.DrawFn) -> list[RLJob]:
 
 
 def _check_no_overlap(phases: pd.DataFrame) -> None:
-    """No node runs two phases at once."""
+    """No node runs two phases at once; migrated tails share a node within its GPUs.
+
+    A tail row starts when its rollout releases the node and holds only its GPUs, so it
+    may overlap the next rollout there (rollmux.phases); at any time the tails on a node
+    hold at most the node's GPUs.
+    """
+    tail_code = PHASE_CODES["tail"]
+    gpn = HW.node.gpus_per_node
     for _, rows in phases.groupby("node"):
-        order = rows.sort_values(["start_s", "end_s"])
+        whole = rows[rows.phase != tail_code]
+        order = whole.sort_values(["start_s", "end_s"])
         starts = order.start_s.to_numpy()
         ends = order.end_s.to_numpy()
         assert (ends >= starts).all()
         assert (starts[1:] >= ends[:-1] - TIME_TOL).all()
+        tails = rows[rows.phase == tail_code]
+        for t in tails.start_s:
+            held = tails[(tails.start_s <= t) & (tails.end_s > t)].gpus.sum()
+            assert held <= gpn
+    # A resubmitted job may run an iteration twice: its tail follows one of the releases.
+    released: dict[tuple[int, int, int], set[float]] = {}
+    for rec in phases[phases.phase == PHASE_CODES["rollout"]].itertuples(index=False):
+        released.setdefault((rec.job, rec.iteration, rec.node), set()).add(rec.end_s)
+    for rec in phases[phases.phase == tail_code].itertuples(index=False):
+        assert rec.start_s in released[(rec.job, rec.iteration, rec.node)]
 
 
 def _check_precedence(phases: pd.DataFrame) -> None:
-    """Within a job: rollout k before training k, training k before rollout k+1."""
+    """Within a job: rollout k (and its tail) before training k, training k before rollout k+1."""
+    phases = phases.assign(phase=phases.phase.replace(PHASE_CODES["tail"],
+                                                      PHASE_CODES["rollout"]))
     for _, rows in phases.groupby("job"):
         spans = rows.groupby(["iteration", "phase"]).agg(start=("start_s", "min"),
                                                          end=("end_s", "max"))
@@ -125,9 +146,10 @@ def _check_slo(
         times = job_profile(job, HW).times
         solo = times.solo_iteration_s
         if factory is not None and row.iterations_done > 0:
-            rollout, _, train = factory(job, times)
+            draws = factory(job, times)
             n = row.iterations_done
-            solo = (math.fsum(rollout[:n]) + math.fsum(train[:n])) / n + times.sync_s
+            solo = (math.fsum(draws.rollout_s[:n]) + math.fsum(draws.train_s[:n])) / n \
+                + times.sync_s
         assert math.isclose(row.solo_iteration_s, solo, rel_tol=1e-12)
         slowdown = row.running_s / row.iterations_done / solo
         assert math.isclose(row.slowdown, slowdown, rel_tol=1e-9)

@@ -23,9 +23,9 @@ from rollmux.sim.sweeps import (
     fluid_job_rates,
     fluid_table,
     fluid_timeseries,
-    parse_run_path,
     production_metrics,
     run_files,
+    run_keys,
     sensitivity_table,
     simulation_metrics,
     sweep_plan,
@@ -49,6 +49,11 @@ def _fake_run(root: Path, key: RunKey, cost: float, slo: float, *, h20: int = 8,
     """A hand-written replay folder: summary.json and a two-step timeseries.csv."""
     folder = key.path(root)
     folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({
+        "trace": f"traces/{key.trace}.csv",
+        "slo_override": None if key.slo == "trace" else key.slo,
+        "max_group_size": key.maxgroup, "drift": key.drift, "policy": key.policy,
+        "seed": key.seed}))
     summary = {
         "jobs": 10, "jobs_completed": 10, "jobs_rejected": 0, "cost_usd_per_h": cost,
         "total_cost_usd": 10.0 * cost, "peak_cost_usd_per_h": 2 * cost, "span_h": 10.0,
@@ -70,17 +75,23 @@ def _fake_run(root: Path, key: RunKey, cost: float, slo: float, *, h20: int = 8,
 # --------------------------------------------------------------------------- keys and plans
 
 
-def test_run_key_path_round_trip() -> None:
-    """A run key's folder parses back to the same typed keys."""
-    key = RunKey("simulation-mixed-first60", "1,2", 3, "rollmux", 7)
+def test_run_key_path_and_keys_from_config(tmp_path: Path) -> None:
+    """A run key's folder is its spec's path; keys are read back from config.json."""
+    key = RunKey("simulation-mixed-first60", "1,2", 3, "rollmux", 7, drift="Mixed")
     path = key.path("results/sim")
     assert str(path) == ("results/sim/trace=simulation-mixed-first60/slo=1,2/maxgroup=3/"
-                         "policy=rollmux/seed=7")
-    assert parse_run_path(path / "summary.json") == {
-        "trace": "simulation-mixed-first60", "slo": "1,2", "maxgroup": 3,
-        "policy": "rollmux", "seed": 7}
-    with pytest.raises(ValueError, match="missing"):
-        parse_run_path("results/sim/trace=x/policy=y")
+                         "drift=Mixed/policy=rollmux/seed=7")
+    assert path == Path("results/sim") / key.spec().path()
+    folder = tmp_path / "anywhere"  # the folder's name plays no part
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({
+        "trace": "results/sim/traces/simulation-mixed-first60.csv", "slo_override": "1,2",
+        "max_group_size": 3, "drift": "Mixed", "policy": "rollmux", "seed": 7}))
+    assert run_keys(folder) == {"trace": "simulation-mixed-first60", "slo": "1,2",
+                                "maxgroup": 3, "drift": "Mixed", "policy": "rollmux",
+                                "seed": 7}
+    with pytest.raises(ValueError, match="not a replay folder"):
+        run_keys(tmp_path)
 
 
 def test_sweep_plan_defaults_and_sharing() -> None:
@@ -218,7 +229,7 @@ def test_every_policy_costs_at_least_the_fluid_bound(tmp_path: Path) -> None:
     rates = {"small": fluid_job_rates(load_trace(trace), hw)}
     done = {}
     for folder in folders:
-        keys = parse_run_path(folder)
+        keys = run_keys(folder)
         jobs = pd.read_csv(folder / "jobs.csv")
         done[tuple(keys.values())] = dict(zip(jobs["job_id"], jobs["iterations_done"],
                                               strict=True))
@@ -307,5 +318,5 @@ def test_trace_file_and_run_files(tmp_path: Path) -> None:
                                                                    "a-first5.csv")
     keys = [RunKey("t", "trace", 5, p, 0) for p in ("rollmux", "verl")]
     assert run_files(keys, "jobs.csv", "r") == [
-        "r/trace=t/slo=trace/maxgroup=5/policy=rollmux/seed=0/jobs.csv",
-        "r/trace=t/slo=trace/maxgroup=5/policy=verl/seed=0/jobs.csv"]
+        "r/trace=t/slo=trace/maxgroup=5/drift=none/policy=rollmux/seed=0/jobs.csv",
+        "r/trace=t/slo=trace/maxgroup=5/drift=none/policy=verl/seed=0/jobs.csv"]

@@ -245,9 +245,10 @@ def _format_cell(value: object) -> str:
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
     if isinstance(value, float | np.floating):
-        if math.isinf(value):
-            return "∞" if value > 0 else "-∞"
-        return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+        number = float(value)
+        if math.isinf(number):
+            return "∞" if number > 0 else "-∞"
+        return f"{number:.0f}" if abs(number) >= 100 else f"{number:.3g}"
     return str(value).replace("|", "\\|")
 
 

@@ -1,11 +1,21 @@
-"""Atomic, deterministic file output: nothing half-written on disk, same bytes every run."""
+"""Atomic, deterministic file output: nothing half-written on disk, same bytes every run.
+
+Files are written to a temporary file beside them and renamed into place
+(:func:`atomic_write`); a folder of outputs that belong together is built in a temporary
+sibling folder and renamed into place whole (:func:`replace_folder`), so a reader never
+sees files of two runs side by side.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import tempfile
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +24,15 @@ import pandas as pd
 #: Permissions of written files (mkstemp alone would leave them owner-only).
 FILE_MODE = 0o644
 
+#: Permissions of a folder written by :func:`replace_folder` (mkdtemp: owner-only).
+FOLDER_MODE = 0o755
 
-def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
+
+def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
 
-    Creates the parent folder. If ``write`` raises, the temporary file is removed and
-    ``path`` is left as it was.
+    Whatever ``write`` returns is ignored. Creates the parent folder. If ``write``
+    raises, the temporary file is removed and ``path`` is left as it was.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -50,3 +63,77 @@ def write_csv(frame: pd.DataFrame, path: str | Path, float_format: str = "%.6g")
 def write_json(data: Any, path: str | Path) -> Path:
     """Write JSON atomically, keys sorted, two-space indent."""
     return write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def _sibling(path: Path, kind: str) -> Path:
+    """A fresh hidden sibling name of ``path`` for ``kind`` (tmp or old), owned by this pid."""
+    return path.parent / f".{path.name}.{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether a process with this id exists (another writer may still be at work)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def orphaned_siblings(path: str | Path) -> list[Path]:
+    """Temporary siblings of ``path`` left by writers that no longer run (killed mid-write)."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return []
+    pattern = re.compile(rf"^\.{re.escape(path.name)}\.(tmp|old)-(\d+)-[0-9a-f]{{8}}$")
+    out = []
+    for entry in sorted(path.parent.iterdir()):
+        match = pattern.match(entry.name)
+        if match and (int(match.group(2)) == os.getpid()
+                      or not _process_alive(int(match.group(2)))):
+            out.append(entry)
+    return out
+
+
+@contextmanager
+def replace_folder(path: str | Path) -> Iterator[Path]:
+    """Yield an empty temporary sibling folder; on success it replaces ``path`` whole.
+
+    Files written into the yielded folder appear at ``path`` together, and no file of an
+    earlier run survives there. If the body raises (or the process is killed), ``path``
+    keeps its previous contents (or stays absent) and the temporary folder is removed
+    (or left as an orphan, which the next call for ``path`` removes). Orphans of writers
+    still running are left alone.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{path} exists and is not a folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for orphan in orphaned_siblings(path):
+        if orphan.name.startswith(f".{path.name}.old-") and not path.exists():
+            # Killed between the two renames below: the previous folder goes back.
+            os.rename(orphan, path)
+            continue
+        shutil.rmtree(orphan, ignore_errors=True)
+    tmp = _sibling(path, "tmp")
+    tmp.mkdir()
+    try:
+        yield tmp
+        os.chmod(tmp, FOLDER_MODE)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = None
+    if path.exists():
+        old = _sibling(path, "old")
+        os.rename(path, old)
+    try:
+        os.rename(tmp, path)
+    except BaseException:
+        if old is not None:
+            os.rename(old, path)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # the backend is chosen above, before pyplot loads
 from matplotlib.figure import Figure
+from matplotlib.typing import RcKeyType
 
 from rollmux.io import atomic_write
 
@@ -28,7 +29,7 @@ JOB_COLOURS: tuple[str, ...] = (
 ROLLOUT_HATCH = ""
 TRAIN_HATCH = "///"
 
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "figure.dpi": 100,
     "savefig.dpi": 200,
     "font.size": 9,

@@ -1,66 +1,32 @@
 # Robustness: drift templates and settings, failures (paper sec. 6.6, Fig. 16-19, C47-C52).
 #
 # Drift: the first `first_arrivals` jobs of traces/<trace>.csv (rule sim_window's cut)
-# are replayed by `rollmux simulate` under each drift setting with static RollMux, Random,
-# Greedy (Most-Idle) and `regroup` (hourly optimal regrouping with migration pauses), into
-# results/robustness/drift=<setting>/policy=<policy>/seed=<seed>/. Failure: a small group
-# copied from traces/<failure.source>.csv, one job killed and resubmitted, replayed with
-# the per-phase table into results/robustness/failure/policy=rollmux/seed=<seed>/.
+# are replayed under each drift setting with static RollMux, Random, Greedy (Most-Idle)
+# and `regroup` (hourly optimal regrouping with migration pauses) by the one replay rule
+# of simulate.smk (sim_replay), into its key=value folders
+# results/sim/trace=<trace>-first<N>/slo=trace/maxgroup=<n>/drift=<setting>/policy=<p>/seed=<s>/.
+# Failure: a small group copied from traces/<failure.source>.csv, one job killed and
+# resubmitted, replayed with the per-phase table into
+# results/robustness/failure/policy=rollmux/seed=<seed>/.
 # Tables and metrics: rollmux.sim.robustness; definitions: docs/metrics.md, "Robustness".
-import os
 
 from rollmux.sim.robustness import POLICIES as RB_POLICIES
 from rollmux.sim.robustness import SETTINGS as RB_SETTINGS
-from rollmux.sim.sweeps import trace_file
+from rollmux.sim.sweeps import RunKey, run_files, trace_file, window_name
 
 RB = config["robustness"]
 RB_SEEDS = [int(s) for s in RB["seeds"]]
+# The drift replays' trace: the first `first_arrivals` arrivals, cut by rule sim_window
+# (simulate.smk) like the sensitivity sweeps' windows; 0 = the shipped trace itself.
+RB_TRACE_NAME = window_name(RB["trace"], int(RB["first_arrivals"]))
+RB_TRACE = trace_file(RB_TRACE_NAME)
 RB_RUNS = [
-    {"setting": setting, "policy": policy, "seed": seed}
+    RunKey(RB_TRACE_NAME, "trace", int(RB["max_group_size"]), policy, seed, drift=setting)
     for setting in RB_SETTINGS
     for policy in RB_POLICIES
     for seed in RB_SEEDS
 ]
-# The drift replays' trace: the first `first_arrivals` arrivals, cut by rule sim_window
-# (simulate.smk) like the sensitivity sweeps' windows; 0 = the shipped trace itself.
-RB_TRACE = (
-    trace_file(f"{RB['trace']}-first{RB['first_arrivals']}")
-    if RB["first_arrivals"]
-    else f"traces/{RB['trace']}.csv"
-)
-RB_RUN_DIR = "results/robustness/drift={setting}/policy={policy}/seed={seed}"
 RB_FAIL_DIR = f"results/robustness/failure/policy=rollmux/seed={config['seed']}"
-
-
-rule robustness_replay:
-    conda:
-        ENV
-    wildcard_constraints:
-        setting="|".join(RB_SETTINGS),
-        policy="|".join(RB_POLICIES),
-        seed=r"\d+",
-    input:
-        trace=RB_TRACE,
-    output:
-        summary=f"{RB_RUN_DIR}/summary.json",
-        events=f"{RB_RUN_DIR}/events.csv",
-        jobs=f"{RB_RUN_DIR}/jobs.csv",
-        timeseries=f"{RB_RUN_DIR}/timeseries.csv",
-        config=f"{RB_RUN_DIR}/config.json",
-    params:
-        python=sys.executable,
-        hardware=HW_OVERRIDES_ARG,
-        out=lambda w, output: os.path.dirname(output.summary),
-        regroup=lambda w: (
-            f"--regroup-interval-h {RB['regroup_interval_h']}" if w.policy == "regroup" else ""
-        ),
-    log:
-        "results/logs/robustness/drift={setting}/policy={policy}/seed={seed}.log",
-    shell:
-        "{params.python} -m rollmux.sim.cli simulate --trace {input.trace} "
-        "{params.hardware} --policy {wildcards.policy} --seed {wildcards.seed} "
-        "--drift {wildcards.setting} {params.regroup} --no-phases --quiet "
-        "--out {params.out} > {log} 2>&1"
 
 
 rule robustness_templates:
@@ -85,8 +51,9 @@ rule robustness_aggregate:
     conda:
         ENV
     input:
-        summaries=[os.path.join(RB_RUN_DIR.format(**r), "summary.json") for r in RB_RUNS],
-        events=[os.path.join(RB_RUN_DIR.format(**r), "events.csv") for r in RB_RUNS],
+        summaries=run_files(RB_RUNS, "summary.json"),
+        events=run_files(RB_RUNS, "events.csv"),
+        configs=run_files(RB_RUNS, "config.json"),
         trace=RB_TRACE,
     output:
         drift="results/robustness/drift.csv",
@@ -94,7 +61,6 @@ rule robustness_aggregate:
         migration="results/robustness/migration.csv",
         metrics="results/metrics/robustness.csv",
     params:
-        runs=RB_RUNS,
         context=(
             f"trace {RB['trace']}, "
             + (f"first {RB['first_arrivals']} arrivals" if RB["first_arrivals"] else "all jobs")
@@ -140,16 +106,13 @@ rule robustness_failure_replay:
         timeseries=f"{RB_FAIL_DIR}/timeseries.csv",
         config=f"{RB_FAIL_DIR}/config.json",
     params:
-        python=sys.executable,
-        hardware=HW_OVERRIDES_ARG,
-        out=lambda w, output: os.path.dirname(output.summary),
+        policy="rollmux",
         seed=config["seed"],
+        overrides=config.get("hardware_overrides", {}),
     log:
         "results/logs/robustness/failure_replay.log",
-    shell:
-        "{params.python} -m rollmux.sim.cli simulate --trace {input.trace} "
-        "{params.hardware} --policy rollmux --seed {params.seed} "
-        "--failures {input.failures} --quiet --out {params.out} > {log} 2>&1"
+    script:
+        "../scripts/robustness_failure_replay.py"
 
 
 rule robustness_failure_timeline:

@@ -3,11 +3,14 @@
 # workload), each policy's cost over the fluid lower bound, and the claims metrics
 # results/metrics/production.csv (C01-C13, C56) and simulation.csv (C28-C44).
 #
-# One generic rule replays a trace into
-#   results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}/
-# (slo=trace keeps the trace's SLOs). A trace name `<name>-first<N>` is the window of the
-# first N arrivals of traces/<name>.csv (written by sim_window; config sim.sensitivity.
-# window). The runs each table needs come from rollmux.sim.sweeps.sweep_plan(config).
+# One replay rule serves every sweep here and the drift study (robustness.smk): it builds
+# a rollmux.sim.ReplaySpec from its wildcards and runs it (rollmux.sim.run_replay) into
+#   results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}/
+# which is the spec's own key=value folder (spec.path()); slo=trace keeps the trace's
+# SLOs, drift=none is no drift. A trace name `<name>-first<N>` is the window of the first
+# N arrivals of traces/<name>.csv (written by sim_window; config sim.sensitivity.window).
+# The runs each table needs come from rollmux.sim.sweeps.sweep_plan(config); collectors
+# read each run's keys from its config.json.
 import dataclasses
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from rollmux.sim.sweeps import run_files, sweep_plan, trace_file
 
 SIM_PLAN = sweep_plan(config["sim"], config["seed"])
 SIM_OVERRIDES = config.get("hardware_overrides", {})
+SIM_RUN_DIR = "results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}"
 
 
 wildcard_constraints:
@@ -43,22 +47,19 @@ rule sim_replay:
     input:
         trace=lambda w: trace_file(w.trace),
     output:
-        summary="results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}/summary.json",
-        timeseries="results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}/timeseries.csv",
-        jobs="results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}/jobs.csv",
+        summary=f"{SIM_RUN_DIR}/summary.json",
+        timeseries=f"{SIM_RUN_DIR}/timeseries.csv",
+        jobs=f"{SIM_RUN_DIR}/jobs.csv",
+        events=f"{SIM_RUN_DIR}/events.csv",
+        config=f"{SIM_RUN_DIR}/config.json",
     params:
-        python=sys.executable,
-        out=lambda w, output: str(Path(output.summary).parent),
-        hardware=HW_OVERRIDES_ARG,
+        overrides=SIM_OVERRIDES,
     log:
-        "results/logs/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}.log",
+        "results/logs/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}.log",
     benchmark:
-        "results/logs/sim/benchmark/trace={trace}/slo={slo}/maxgroup={maxgroup}/policy={policy}/seed={seed}.tsv"
-    shell:
-        "{params.python} -m rollmux.sim.cli simulate --trace {input.trace} "
-        "--policy {wildcards.policy} --seed {wildcards.seed} --slo '{wildcards.slo}' "
-        "--max-group-size {wildcards.maxgroup} --no-phases --quiet {params.hardware} "
-        "--out {params.out} > {log} 2>&1"
+        "results/logs/sim/benchmark/trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}.tsv"
+    script:
+        "../scripts/sim_replay.py"
 
 
 rule sim_production:

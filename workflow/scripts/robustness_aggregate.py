@@ -17,10 +17,8 @@ from rollmux.sim.robustness import (
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
 hw = load_hardware(overrides=dict(snakemake.params.overrides) or None)
-runs = [
-    RunRef(run["setting"], run["policy"], int(run["seed"]), Path(summary).parent)
-    for run, summary in zip(snakemake.params.runs, snakemake.input.summaries, strict=True)
-]
+# Each replay's setting, policy and seed come from its config.json, not from its path.
+runs = [RunRef.from_folder(Path(summary).parent) for summary in snakemake.input.summaries]
 out = snakemake.output
 drift = drift_table(runs)
 utilisation = utilisation_table(drift)

@@ -14,7 +14,7 @@ from rollmux.sim.sweeps import (
     fluid_job_rates,
     fluid_table,
     fluid_timeseries,
-    parse_run_path,
+    run_keys,
 )
 from rollmux.traces.loader import load_trace
 
@@ -29,7 +29,7 @@ rates = {
 }
 done = {}
 for folder in folders:
-    keys = parse_run_path(folder)
+    keys = run_keys(folder)
     jobs = pd.read_csv(Path(folder) / "jobs.csv")
     done[tuple(keys[k] for k in KEY_COLUMNS)] = dict(
         zip(jobs["job_id"].astype(str), jobs["iterations_done"].astype(float), strict=True))

@@ -18,6 +18,8 @@ from rollmux.placement.base import (
     get_policy,
     job_profile,
     policy_names,
+    policy_options,
+    policy_shares_nodes,
     register_policy,
 )
 from rollmux.placement.snapshot import (
@@ -51,6 +53,8 @@ __all__ = [
     "get_policy",
     "job_profile",
     "policy_names",
+    "policy_options",
+    "policy_shares_nodes",
     "register_policy",
     "release",
 ]

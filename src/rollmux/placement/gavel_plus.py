@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from rollmux.jobs import RLJob
 from rollmux.phasetimes import PhaseTimes
@@ -49,7 +50,8 @@ _MODEL_FIELDS = ("rollout_s", "train_s", "rollout_max_s", "train_max_s", "rollou
 
 def _modelled(job: RLJob) -> RLJob:
     """The job with every directly given phase time and memory cleared (model values)."""
-    return replace(job, **{name: None for name in _MODEL_FIELDS})
+    cleared: dict[str, Any] = dict.fromkeys(_MODEL_FIELDS)
+    return replace(job, **cleared)
 
 
 def rescaled_times(reference: PhaseTimes, model_ref: PhaseTimes, model_new: PhaseTimes,
@@ -76,6 +78,8 @@ class GavelPlusPolicy(PlacementPolicy):
     """The cheapest static per-job allocation meeting the job's SLO; no sharing."""
 
     name = "gavel-plus"
+    options = frozenset({"node_counts", "rollout_gpu_types"})
+    shares_nodes = False
 
     def __init__(
         self,

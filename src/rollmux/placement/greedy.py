@@ -48,6 +48,7 @@ class GreedyPolicy(PlacementPolicy):
     """Most-Idle: highest idle share group, least loaded memory-feasible nodes; no SLO check."""
 
     name = "greedy"
+    options = frozenset({"max_group_size"})
 
     def __init__(self, max_group_size: int = 5) -> None:
         """Set the group-size limit."""

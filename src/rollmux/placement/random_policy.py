@@ -34,6 +34,7 @@ class RandomPolicy(PlacementPolicy):
     """A random memory-feasible group or a new one; no SLO check."""
 
     name = "random"
+    options = frozenset({"rng", "seed", "max_group_size"})
 
     def __init__(
         self, rng: np.random.Generator | None = None, seed: int = 0, max_group_size: int = 5

@@ -25,6 +25,8 @@ class SoloDPolicy(PlacementPolicy):
     """Each job alone on new rollout and training nodes (disaggregated, never shared)."""
 
     name = "solo-d"
+    options = frozenset()
+    shares_nodes = False
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
         """A dedicated group of new nodes sized to the job's own GPU counts."""

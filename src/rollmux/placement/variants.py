@@ -21,36 +21,56 @@ from typing import Any
 from rollmux.placement.base import register_policy
 from rollmux.placement.rollmux import RollMuxPolicy
 
-__all__ = ["costweighted", "expected", "noprune", "ordersearch"]
+__all__ = ["CostWeightedRollMux", "ExpectedRollMux", "NoPruneRollMux", "OrderSearchRollMux"]
+
+#: The options of RollMuxPolicy that no variant fixes.
+_COMMON_OPTIONS = frozenset({"max_group_size", "objective", "order_search_limit"})
 
 
 @register_policy("rollmux-noprune")
-def noprune(**options: Any) -> RollMuxPolicy:
+class NoPruneRollMux(RollMuxPolicy):
     """RollMux without saturation pruning."""
-    policy = RollMuxPolicy(prune_saturated=False, **options)
-    policy.name = "rollmux-noprune"
-    return policy
+
+    name = "rollmux-noprune"
+    options = _COMMON_OPTIONS | {"worst_case", "order_search"}
+
+    def __init__(self, **options: Any) -> None:
+        """RollMux's options, saturation pruning off."""
+        super().__init__(prune_saturated=False, **options)
 
 
 @register_policy("rollmux-expected")
-def expected(**options: Any) -> RollMuxPolicy:
+class ExpectedRollMux(RollMuxPolicy):
     """RollMux admitting with expected (not worst-case) phase times."""
-    policy = RollMuxPolicy(worst_case=False, **options)
-    policy.name = "rollmux-expected"
-    return policy
+
+    name = "rollmux-expected"
+    options = _COMMON_OPTIONS | {"prune_saturated", "order_search"}
+
+    def __init__(self, **options: Any) -> None:
+        """RollMux's options, admission with expected phase times."""
+        super().__init__(worst_case=False, **options)
 
 
 @register_policy("rollmux-ordersearch")
-def ordersearch(**options: Any) -> RollMuxPolicy:
+class OrderSearchRollMux(RollMuxPolicy):
     """RollMux with per-node order search when round robin misses an SLO."""
-    policy = RollMuxPolicy(order_search=True, **options)
-    policy.name = "rollmux-ordersearch"
-    return policy
+
+    name = "rollmux-ordersearch"
+    options = _COMMON_OPTIONS | {"prune_saturated", "worst_case"}
+
+    def __init__(self, **options: Any) -> None:
+        """RollMux's options, order search on."""
+        super().__init__(order_search=True, **options)
 
 
 @register_policy("rollmux-costweighted")
-def costweighted(**options: Any) -> RollMuxPolicy:
+class CostWeightedRollMux(RollMuxPolicy):
     """RollMux minimising marginal cost plus the change in idle GPU dollars per hour."""
-    policy = RollMuxPolicy(objective="cost-weighted", **options)
-    policy.name = "rollmux-costweighted"
-    return policy
+
+    name = "rollmux-costweighted"
+    options = _COMMON_OPTIONS - {"objective"} | {"prune_saturated", "worst_case",
+                                                  "order_search"}
+
+    def __init__(self, **options: Any) -> None:
+        """RollMux's options, the cost-weighted objective."""
+        super().__init__(objective="cost-weighted", **options)

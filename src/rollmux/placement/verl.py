@@ -28,6 +28,8 @@ class VerlPolicy(PlacementPolicy):
     """Each job alone on new training-GPU nodes running rollout and training in turn."""
 
     name = "verl"
+    options = frozenset()
+    shares_nodes = False
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
         """A co-located group of ``ceil(train_gpus / gpus_per_node)`` new training nodes."""

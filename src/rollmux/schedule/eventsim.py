@@ -13,9 +13,15 @@ number, as in SimPy):
   before it waits for any of them, so queues cannot deadlock. The initial queues
   follow the order of the schedule's first node sequences.
 
-This is an independent implementation of the schedule's semantics: the exact
-period of :func:`rollmux.schedule.maxplus.steady_state_period` is checked against
-it, not derived from it.
+Phases execute by :mod:`rollmux.phases`, the rules every simulator follows: with
+per-iteration tail tables, a rollout's duration is how long it holds all its GPUs; its
+migrated tail then keeps ``tail_gpus`` of its nodes' GPUs for ``tail_s`` (the next
+rollout on those nodes runs on the GPUs left free) and the job's training waits for it.
+
+This is the slow, readable reference: the exact period of
+:func:`rollmux.schedule.maxplus.steady_state_period`, the cluster replay's
+:class:`rollmux.sim.eventmodel.EventModel` and the micro-benchmark simulation are
+checked against it, not derived from it.
 """
 
 from __future__ import annotations
@@ -29,10 +35,12 @@ from typing import Literal
 
 import pandas as pd
 
+from rollmux.phases import Tail, rollout_release_s, tail_gpus_per_node
 from rollmux.schedule.graph import NodeKey, Schedule
 
 PHASE_COLUMNS: tuple[str, ...] = ("job", "phase", "node", "iteration", "start_s", "end_s")
-"""Columns of the per-phase table: ``node`` is ``"R<id>"`` or ``"T<id>"``; ``iteration``
+"""Columns of the per-phase table: ``phase`` is rollout, tail or train; ``node`` is
+``"R<id>"`` or ``"T<id>"`` (a tail has one row per node it keeps GPUs on); ``iteration``
 counts the job's iterations from 0."""
 
 Discipline = Literal["static", "fifo"]
@@ -80,18 +88,52 @@ def _durations(
     return rollout_s, train_s
 
 
+def _tails(
+    schedule: Schedule, tail_s: Sequence[Sequence[float]] | None,
+    tail_gpus: Sequence[Sequence[int]] | None, rollout_gpus: Sequence[Sequence[int]] | None,
+    gpus_per_node: int,
+) -> None:
+    """Validate the optional tail tables ``[iteration][job]`` and per-node GPU counts."""
+    if (tail_s is None) != (tail_gpus is None):
+        raise ValueError("tail_s and tail_gpus go together: give both or neither")
+    if isinstance(gpus_per_node, bool) or not isinstance(gpus_per_node, int) or (
+            gpus_per_node < 1):
+        raise ValueError(f"gpus_per_node must be an integer >= 1, got {gpus_per_node!r}")
+    for name, table in (("tail_s", tail_s), ("tail_gpus", tail_gpus)):
+        for k, row in enumerate(table or ()):
+            if len(row) != schedule.n_jobs:
+                raise ValueError(
+                    f"{name}[{k}]: expected {schedule.n_jobs} values, got {len(row)}"
+                )
+            for j, v in enumerate(row):
+                if not math.isfinite(v) or v < 0:
+                    raise ValueError(f"{name}[{k}][{j}] = {v!r}: must be finite and >= 0")
+    if rollout_gpus is not None and len(rollout_gpus) != schedule.n_jobs:
+        raise ValueError(f"rollout_gpus: expected {schedule.n_jobs} entries (one per job), "
+                         f"got {len(rollout_gpus)}")
+
+
 def simulate(
     schedule: Schedule,
     iterations: int,
     discipline: Discipline = "static",
     rollout_s: Sequence[Sequence[float]] | None = None,
     train_s: Sequence[Sequence[float]] | None = None,
+    *,
+    tail_s: Sequence[Sequence[float]] | None = None,
+    tail_gpus: Sequence[Sequence[int]] | None = None,
+    rollout_gpus: Sequence[Sequence[int]] | None = None,
+    gpus_per_node: int = 8,
 ) -> list[PhaseRecord]:
     """Execute ``schedule`` until every job has run ``iterations`` meta-iterations.
 
     Phase durations come from the schedule unless per-iteration tables
     ``rollout_s[iteration][job]`` / ``train_s[iteration][job]`` are given (iteration
     counted per job, so a job with multiplicity 2 uses two rows per meta-iteration).
+    Long-tail migration (:mod:`rollmux.phases`): ``tail_s``/``tail_gpus`` tables give each
+    rollout's migrated tail, which keeps GPUs of the job's rollout nodes (the job's GPUs
+    on each: ``rollout_gpus[job]``, default whole nodes of ``gpus_per_node``) after the
+    rollout releases them; the rollout's duration is then its full-capacity occupancy.
     Returns records sorted by start time, then node.
     """
     if iterations < 1:
@@ -99,6 +141,7 @@ def simulate(
     if discipline not in ("static", "fifo"):
         raise ValueError(f"discipline = {discipline!r}: expected 'static' or 'fifo'")
     r_table, t_table = _durations(schedule, rollout_s, train_s)
+    _tails(schedule, tail_s, tail_gpus, rollout_gpus, gpus_per_node)
     phases = schedule.phases
     mult = schedule.multiplicity()
     chains = schedule.job_chains
@@ -116,6 +159,16 @@ def simulate(
             )
         return float(table[it][ph.job])
 
+    def tail_of(p: int, k: int) -> tuple[float, int]:
+        ph = phases[p]
+        if tail_s is None or tail_gpus is None or ph.kind != "rollout":
+            return 0.0, 0
+        it = k * mult[ph.job] + ph.occurrence
+        return float(tail_s[it][ph.job]), int(tail_gpus[it][ph.job])
+
+    # Migrated tails holding a share of each node's GPUs: (end time, share).
+    tails: dict[NodeKey, list[Tail]] = {node: [] for node in schedule.nodes()}
+
     # Job progress: position in its chain and meta-iteration, and when it may go on.
     job_ready_s = [0.0] * schedule.n_jobs
     job_next = [(0, 0)] * schedule.n_jobs  # (chain index, meta-iteration)
@@ -132,8 +185,13 @@ def simulate(
 
     def start(p: int, k: int, now: float) -> None:
         nonlocal event_seq
-        end = now + duration(p, k)
         ph = phases[p]
+        if ph.kind == "rollout":
+            for node in ph.nodes:
+                tails[node] = [tail for tail in tails[node] if tail[0] > now]
+            end = rollout_release_s(now, duration(p, k), [tails[node] for node in ph.nodes])
+        else:
+            end = now + duration(p, k)
         it = k * mult[ph.job] + ph.occurrence
         for node in ph.nodes:
             node_free[node] = False
@@ -223,7 +281,19 @@ def simulate(
                     node_ptr[node] = (pos, nk)
             j, idx = chain_pos[p]
             idx += 1
-            lag = 0.0
+            # The job goes on after its migrated tail (a rollout's) or its lag (wrap-around).
+            lag, gpus = tail_of(p, k)
+            if lag > 0.0:
+                ph = phases[p]
+                it = k * mult[j] + ph.occurrence
+                job_gpus = (rollout_gpus[j] if rollout_gpus is not None
+                            else [gpus_per_node] * len(ph.nodes))
+                for node, here in zip(ph.nodes, tail_gpus_per_node(gpus, job_gpus),
+                                      strict=True):
+                    if here > 0:
+                        tails[node].append((now + lag, here / gpus_per_node))
+                        records.append(PhaseRecord(j, "tail", node_label(node), it, now,
+                                                   now + lag))
             if idx == len(chains[j]):
                 idx, k, lag = 0, k + 1, schedule.lag_s[j]
             job_next[j] = (idx, k)

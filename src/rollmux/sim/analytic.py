@@ -20,9 +20,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from rollmux.hardware import Hardware
 from rollmux.phasetimes import PhaseTimes
 from rollmux.schedule.maxplus import period_of_event_graph
+from rollmux.sim.records import PHASE_COLUMNS
 
 __all__ = [
     "AnalyticModel",
@@ -148,6 +151,8 @@ class AnalyticModel:
 
     def __init__(self) -> None:
         """Start with no job."""
+        self.events = 0  # no phase events on this path
+        self.loop_s = 0.0
         self.now = 0.0
         self.runtime: dict[int, JobRuntime] = {}
         self.done: dict[int, float] = {}  # fractional iterations done
@@ -161,8 +166,12 @@ class AnalyticModel:
     # ------------------------------------------------------------------ membership
 
     def add_job(self, rt: JobRuntime, t: float, done: int, target: int, ready_s: float,
-                resident: bool) -> None:
-        """Admit a job into its group at time ``t`` (cold restart when not ``resident``)."""
+                resident: bool, draws: object = None) -> None:
+        """Admit a job into its group at time ``t`` (cold restart when not ``resident``).
+
+        ``draws`` is ignored: this path runs on the expected phase times.
+        """
+        del draws
         self._advance(t)
         i = rt.index
         self.runtime[i] = rt
@@ -178,7 +187,7 @@ class AnalyticModel:
         self.orders.setdefault(rt.group_id, None)
         self._refresh(rt.group_id)
 
-    def remove_job(self, i: int, t: float, aborted: bool) -> int:
+    def remove_job(self, i: int, t: float) -> int:
         """Take a job out at ``t``; returns its whole iterations done (progress kept)."""
         self._advance(t)
         rt = self.runtime.pop(i)
@@ -187,9 +196,8 @@ class AnalyticModel:
         done = self.done.pop(i)
         self.target.pop(i)
         self.ready_s.pop(i)
-        # A partial iteration is lost either way (``aborted`` or not): its useful work
-        # stays in the busy time, the job resumes from its last whole iteration.
-        del aborted
+        # A partial iteration is lost: its useful work stays in the busy time, the job
+        # resumes from its last whole iteration.
         whole = math.floor(done + 1e-9)
         if members:
             self._refresh(rt.group_id)
@@ -281,6 +289,6 @@ class AnalyticModel:
         b = self.busy.get(i, [0.0, 0.0])
         return b[0], b[1]
 
-    def phase_rows(self) -> list[tuple[object, ...]]:
-        """The analytic path emits no per-phase rows."""
-        return []
+    def phase_table(self) -> pd.DataFrame:
+        """The analytic path has no per-phase rows: an empty table of the same columns."""
+        return pd.DataFrame(columns=list(PHASE_COLUMNS))

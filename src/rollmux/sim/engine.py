@@ -4,29 +4,22 @@
 arrival to the policy (a pure decision over a :class:`ClusterSnapshot`), applies the
 decision, releases departing and killed jobs, re-partitions on regroupings and records
 the provisioned GPUs as a step function of time. How admitted jobs progress is a
-*progress model* with the same five calls (``add_job``, ``remove_job``,
-``set_node_orders``, ``run_until``, ``busy_gpu_s``):
+*progress model* (:class:`rollmux.sim.progress.ProgressModel`), the same calls on either:
 
-* :class:`EventModel` (fidelity ``event``): every phase is an event on its nodes. A
-  deterministic heap keyed on (time, priority, sequence). Each node serves its jobs in a
-  fixed cyclic order (the group's round-robin order: jobs in the order they joined, or
-  the group's ``node_orders``); a job joining a running group takes the last place of
-  each of its nodes from the next round on. Durations come from the phase sampler per
-  iteration (stochastic) or are the expected ones (deterministic).
+* :class:`rollmux.sim.eventmodel.EventModel` (fidelity ``event``): every phase is an
+  event on its nodes. Durations come from the phase sampler per iteration (stochastic)
+  or are the expected ones (deterministic).
 * :class:`rollmux.sim.analytic.AnalyticModel` (fidelity ``analytic``): groups progress
   at their exact steady-state rate between events.
 
-Switches (event path): a phase pays a cold switch on a node where the job's state is not
-resident (after a regrouping moved it, or after a resubmission), otherwise a warm switch
-when any of its nodes of that pool hosts another job, otherwise none (as in
-:mod:`rollmux.group`). A co-located (veRL) job pays a warm switch per phase.
+What a phase does (its switch, when its nodes free, what a migrated long tail holds, the
+sync) is stated once in :mod:`rollmux.phases`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import heapq
-import itertools
 import math
 import time
 from array import array
@@ -34,7 +27,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from rollmux.hardware import Hardware
@@ -52,16 +44,18 @@ from rollmux.placement import (
     empty_snapshot,
     get_policy,
     job_profile,
+    policy_options,
     release,
 )
 from rollmux.sim.analytic import AnalyticModel, JobRuntime, colocation_ratio, gpus_per_node
 from rollmux.sim.drift import DriftSetting, DriftTemplate, assign_templates, parse_template
 from rollmux.sim.drift import FailureSpec as Failure
+from rollmux.sim.eventmodel import DeadlockError, EventModel
 from rollmux.sim.metrics import slowdown_slo_met, summarize
+from rollmux.sim.progress import PhaseDraws, ProgressModel
 from rollmux.sim.records import (
     EVENT_COLUMNS,
     JOB_COLUMNS,
-    PHASE_COLUMNS,
     SimulationResult,
     timeseries_columns,
 )
@@ -71,11 +65,11 @@ __all__ = [
     "SYNC_MODES",
     "DeadlockError",
     "DrawFactory",
-    "DrawTable",
     "EventModel",
     "Failure",
     "SimConfig",
     "build_policy",
+    "check_modes",
     "default_draw_factory",
     "drift_templates",
     "simulate_trace",
@@ -83,23 +77,6 @@ __all__ = [
 
 FIDELITIES = ("event", "analytic")
 SYNC_MODES = ("topology", "flat")
-
-# Event kinds of the event model's heap; the kind is also the priority at equal times
-# (nodes are freed before phases complete, phases complete before paused jobs resume).
-_NODE_FREE, _ROLL_END, _TRAIN_END, _READY = 0, 1, 2, 3
-
-# The hot loop buffers five numbers per released phase in a flat list (its layout id,
-# iteration, start, end and work); every _BATCH_ROWS phases are expanded into one row
-# per node (the layout gives job, phase, pool, nodes and GPUs) and packed into a block of
-# _BLOCK_ROWS rows (about 40 MB). Blocks that large are memory-mapped by malloc, so the
-# memory of each block goes back to the system when the final table has copied it.
-_BATCH_ROWS = 1 << 16
-_PHASE_FIELDS = 5  # numbers buffered per released phase
-_BLOCK_ROWS = 1 << 20
-_PHASE_DTYPE = np.dtype([
-    ("job", "<i4"), ("phase", "i1"), ("iteration", "<i4"), ("node", "<i4"), ("pool", "i1"),
-    ("start_s", "<f8"), ("end_s", "<f8"), ("work_s", "<f8"), ("gpus", "<i2"),
-])
 
 
 @dataclass(frozen=True)
@@ -129,15 +106,8 @@ class SimConfig:
 
     def __post_init__(self) -> None:
         """Validate every option; ValueError names the option and the bad value."""
-        if self.fidelity not in FIDELITIES:
-            raise ValueError(f"fidelity must be one of {FIDELITIES}, got {self.fidelity!r}")
-        if self.sync not in SYNC_MODES:
-            raise ValueError(f"sync must be one of {SYNC_MODES}, got {self.sync!r}")
-        for name in ("stochastic", "migration", "record_phases"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
-        if not isinstance(self.drift, str) or not self.drift:
-            raise ValueError(f"drift must be a non-empty string, got {self.drift!r}")
+        check_modes(self.fidelity, self.sync, self.drift, stochastic=self.stochastic,
+                    migration=self.migration, record_phases=self.record_phases)
         r = self.regroup_interval_s
         if isinstance(r, bool) or not isinstance(r, int | float) or not (
             math.isfinite(r) and r > 0
@@ -156,6 +126,19 @@ class SimConfig:
         return out
 
 
+def check_modes(fidelity: str, sync: str, drift: str, **flags: bool) -> None:
+    """Validate the replay modes (of SimConfig and ReplaySpec); ValueError names the option."""
+    if fidelity not in FIDELITIES:
+        raise ValueError(f"fidelity must be one of {FIDELITIES}, got {fidelity!r}")
+    if sync not in SYNC_MODES:
+        raise ValueError(f"sync must be one of {SYNC_MODES}, got {sync!r}")
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be a bool, got {value!r}")
+    if not isinstance(drift, str) or not drift:
+        raise ValueError(f"drift must be a non-empty string, got {drift!r}")
+
+
 def _as_failure(value: Any) -> Failure:
     """A :class:`FailureSpec` from one (or from any object with the same three fields)."""
     if isinstance(value, Failure):
@@ -170,15 +153,12 @@ def _as_failure(value: Any) -> Failure:
 # --------------------------------------------------------------------------- sampling
 
 
-#: A job's phase times for each of its iterations: (rollout_s, rollout node occupancy,
-#: training_s) arrays of doubles indexed by iteration (``array('d')``: 8 bytes a value,
-#: Python floats on indexing).
-DrawTable = tuple["array[float]", "array[float]", "array[float]"]
-DrawFactory = Callable[[RLJob, PhaseTimes], DrawTable]
+#: A job's phase draws (:class:`PhaseDraws`) from the job and its phase times.
+DrawFactory = Callable[[RLJob, PhaseTimes], PhaseDraws]
 
 # Memo of draw tables: the sampler is deterministic per (job, times, seed, options,
 # template), so replays of one trace under several policies share its (costly) draws.
-_DRAW_CACHE: dict[tuple[Any, ...], DrawTable] = {}
+_DRAW_CACHE: dict[tuple[Any, ...], PhaseDraws] = {}
 _DRAW_CACHE_MAX_ITERATIONS = 1_000_000  # 24 MB of tables
 _draw_cache_iterations = 0
 
@@ -216,7 +196,7 @@ def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
 
     hw_key = repr(hw)  # a value key: equal hardware loaded twice shares the tables
 
-    def make(job: RLJob, times: PhaseTimes) -> DrawTable:
+    def make(job: RLJob, times: PhaseTimes) -> PhaseDraws:
         global _draw_cache_iterations
         template = templates[job.job_id]
         key = (job, times, seed, sconf, template, hw_key)
@@ -226,9 +206,10 @@ def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
         sampler = PhaseSampler(job, hw, root_seed=seed, config=sconf, drift=template,
                                times=times)
         draws = [sampler.sample(k) for k in range(job.iterations)]
-        table = (array("d", [d.rollout_s for d in draws]),
-                 array("d", [d.rollout_node_s for d in draws]),
-                 array("d", [d.train_s for d in draws]))
+        table = PhaseDraws(array("d", [d.rollout_s for d in draws]),
+                           array("d", [d.rollout_node_s for d in draws]),
+                           array("d", [d.train_s for d in draws]),
+                           array("i", [d.tail_gpus for d in draws]))
         if _draw_cache_iterations + job.iterations > _DRAW_CACHE_MAX_ITERATIONS:
             _DRAW_CACHE.clear()
             _draw_cache_iterations = 0
@@ -237,510 +218,6 @@ def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
         return table
 
     return make, "stochastic"
-
-
-# --------------------------------------------------------------------------- event model
-
-
-class DeadlockError(RuntimeError):
-    """The event model has active jobs but nothing can start (inconsistent node orders)."""
-
-
-class EventModel:
-    """Per-phase event simulation of every admitted job on its pinned nodes.
-
-    The hot loop works on plain lists: per job (indexed 0..n-1) a static tuple of its
-    nodes and phase constants plus a few mutable lists; per node (keyed by serial) a list
-    ``[cyclic order of job indices, position, round, holding job or -1, pool, serial]``;
-    a job keeps references to the state lists of its nodes, so the hot path does no
-    dictionary lookup. A job's phase times for all its iterations are fetched once, at
-    admission, from the draw factory (or are its expected times).
-    """
-
-    def __init__(self, n_jobs: int, draw_factory: DrawFactory | None,
-                 record_phases: bool = True) -> None:
-        """Allocate per-job state for ``n_jobs`` jobs (indexed 0..n_jobs-1)."""
-        self.now = 0.0
-        self.heap: list[tuple[float, int, int, int, int]] = []
-        self.counter = itertools.count()
-        self.events = 0
-        self.loop_s = 0.0
-        self.draw_factory = draw_factory
-        self.record_phases = record_phases
-        n = n_jobs
-        self.epoch = [0] * n
-        self.state = [-1] * n  # -1 out, 0 wants rollout, 1 wants train, 2 rollout, 3 train
-        self.iter = [0] * n
-        self.target = [0] * n
-        self.round = [0] * n
-        self.ready = [0.0] * n
-        self.holding = [False] * n
-        # (rollout node states, train node states, GPUs per rollout node, GPUs per train
-        #  node, co-located, warm switch, cold switch, sync, co-location ratio, expected
-        #  rollout, expected training, layout id of the rollout phase, layout id of the
-        #  training phase, GPUs of the rollout phase, GPUs of the training phase); a node
-        #  state is the node's list in self.node
-        self.info: list[tuple[Any, ...]] = [()] * n
-        self.tab: list[DrawTable | None] = [None] * n
-        self.cold_left: list[set[int]] = [set() for _ in range(n)]
-        self.ph: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n  # start, switch, work
-        self.ph_train = [0.0] * n
-        self.busy_r = [0.0] * n
-        self.busy_t = [0.0] * n
-        # serial -> [order, pos, round, holder, pool, serial]
-        self.node: dict[int, list[Any]] = {}
-        # Flat: layout id, iteration, start, end, work of each released phase in turn.
-        # (Extending by a short-lived tuple keeps no tuple alive: cheaper to build, to
-        # convert and to free, and no work for the cyclic garbage collector.)
-        self.rows: list[float] = []
-        # Phase layouts, one per phase kind of each admission (see _layout): job, phase
-        # code, pool code, number of nodes, offset into the flat node/GPU lists; and
-        # their numpy copies for _flush (rebuilt when layouts were added since).
-        self.lay_cols: tuple[list[int], ...] = ([], [], [], [], [])
-        self.lay_nodes: list[int] = []
-        self.lay_gpus: list[int] = []
-        self.lay_np: tuple[np.ndarray, ...] = ()
-        self.chunks: list[np.ndarray] = []
-        self.block_used = 0
-        self._build_hot_path()
-
-    # ------------------------------------------------------------------ membership
-
-    def add_job(self, rt: JobRuntime, t: float, done: int, target: int, ready_s: float,
-                resident: bool, job: RLJob | None = None) -> None:
-        """Admit job ``rt.index`` at ``t`` with ``done`` of ``target`` iterations done."""
-        self.now = max(self.now, t)
-        i = rt.index
-        self.iter[i] = done
-        self.target[i] = target
-        self.state[i] = 0
-        self.ready[i] = ready_s
-        self.holding[i] = False
-        times = rt.times
-        coloc = rt.colocated
-        self.tab[i] = None
-        if self.draw_factory is not None and job is not None:
-            self.tab[i] = self.draw_factory(job, times)
-        nodes = rt.train_nodes if coloc else (*rt.rollout_nodes, *rt.train_nodes)
-        self.cold_left[i] = set() if resident else set(nodes)
-        for n in nodes:
-            state = self.node.get(n)
-            if state is None:
-                pool = 1 if coloc or n in rt.train_nodes else 0
-                self.node[n] = state = [[], 0, 0, -1, pool, n]
-            state[0].append(i)
-        r_nodes = rt.train_nodes if coloc else rt.rollout_nodes
-        r_gpus = rt.train_gpus_per_node if coloc else rt.rollout_gpus_per_node
-        self.info[i] = (
-            tuple(self.node[n] for n in r_nodes),
-            tuple(self.node[n] for n in rt.train_nodes),
-            r_gpus,
-            rt.train_gpus_per_node,
-            coloc,
-            times.warm_switch_s,
-            times.cold_switch_s,
-            0.0 if coloc else rt.sync_s,
-            rt.coloc_ratio,
-            times.rollout_s,
-            times.train_s,
-            self._layout(i, 0, 1 if coloc else 0, r_nodes, r_gpus),
-            self._layout(i, 1, 1, rt.train_nodes, rt.train_gpus_per_node),
-            sum(r_gpus),
-            sum(rt.train_gpus_per_node),
-        )
-        # The job joins every node at the end of the node's order, from the latest of
-        # its nodes' current rounds on.
-        self.round[i] = max(self.node[n][2] for n in nodes)
-        for n in nodes:
-            self._normalise(n)
-        if ready_s > t:
-            self._push(ready_s, _READY, i)
-        self._try(i, t)
-
-    def remove_job(self, i: int, t: float, aborted: bool) -> int:
-        """Take job ``i`` out at ``t`` (aborting a running phase); returns iterations done."""
-        self.now = max(self.now, t)
-        if self.holding[i]:
-            self._release(i, t, truncate=True)
-        self.epoch[i] += 1
-        self.state[i] = -1
-        self.tab[i] = None
-        del aborted  # a running phase is lost either way; whole iterations are kept
-        rn, tn = self.info[i][0], self.info[i][1]
-        nodes = [s[5] for s in (tn if self.info[i][4] else (*rn, *tn))]
-        touched = []
-        for n in nodes:
-            state = self.node.get(n)
-            if state is None or i not in state[0]:
-                continue
-            order = state[0]
-            k = order.index(i)
-            order.pop(k)
-            if not order:
-                del self.node[n]
-                continue
-            if state[1] > k:
-                state[1] -= 1
-            if state[1] >= len(order):
-                state[1] = 0
-                state[2] += 1
-            self._normalise(n)
-            touched.append(n)
-        for n in touched:
-            self._try_node(n, t)
-        return self.iter[i]
-
-    def set_node_orders(self, orders: Mapping[int, Sequence[int]]) -> None:
-        """Replace nodes' cyclic orders (job indices); each node restarts its round's scan."""
-        for n, seq in orders.items():
-            state = self.node.get(n)
-            if state is None or sorted(state[0]) != sorted(seq):
-                continue
-            state[0] = list(seq)
-            state[1] = 0
-            self._normalise(n)
-
-    # ------------------------------------------------------------------ internals
-
-    def _layout(self, i: int, phase: int, pool: int, nodes: Sequence[int],
-                gpus: Sequence[int]) -> int:
-        """Register the rows a phase of job ``i`` on ``nodes`` writes; returns its id.
-
-        A released phase is buffered as its layout id plus its own times; _flush turns
-        it into one row per node, in the order of ``nodes``.
-        """
-        if len(nodes) != len(gpus):
-            raise ValueError("one GPU count per node expected")
-        jobs, phases, pools, counts, offsets = self.lay_cols
-        jobs.append(i)
-        phases.append(phase)
-        pools.append(pool)
-        counts.append(len(nodes))
-        offsets.append(len(self.lay_nodes))
-        self.lay_nodes.extend(nodes)
-        self.lay_gpus.extend(gpus)
-        return len(jobs) - 1
-
-    def _push(self, t: float, kind: int, i: int) -> None:
-        """Schedule an event of job ``i`` (stale once the job's epoch changes)."""
-        heapq.heappush(self.heap, (t, kind, next(self.counter), i, self.epoch[i]))
-
-    def _next_round(self, j: int, pool: int) -> int:
-        """The round of job ``j``'s next phase on a node of ``pool`` (0 rollout, 1 train)."""
-        st = self.state[j]
-        if st < 0:
-            return self.round[j]
-        if pool == 0:
-            return self.round[j] if st == 0 else self.round[j] + 1
-        return self.round[j] + 1 if st == 3 else self.round[j]
-
-    def _normalise(self, n: int) -> None:
-        """Move node ``n``'s pointer past jobs whose next phase here is in a later round.
-
-        A job joining a running group starts in a later round than some of its nodes;
-        after a reorder a node may point at a job it already served this round. Such
-        jobs are skipped for the node's current round (they are not members of it).
-        """
-        state = self.node[n]
-        order, pos, rnd, pool = state[0], state[1], state[2], state[4]
-        nxt = self._next_round
-        for _ in range(len(order) * 2 + 2):
-            if nxt(order[pos], pool) <= rnd:
-                break
-            pos += 1
-            if pos == len(order):
-                pos = 0
-                rnd += 1
-        else:
-            rnd = min(nxt(j, pool) for j in order)
-            pos = next(k for k, j in enumerate(order) if nxt(j, pool) <= rnd)
-        state[1] = pos
-        state[2] = rnd
-
-    def _try_node(self, n: int, t: float) -> None:
-        """Try to start the phase of the job node ``n`` serves next."""
-        state = self.node.get(n)
-        if state is not None:
-            self._try(state[0][state[1]], t)
-
-    def _build_hot_path(self) -> None:
-        """Bind :meth:`_try` and :meth:`_release` as closures over the state lists.
-
-        Closures read their free variables from cells, which is markedly faster than
-        ``self.<list>`` lookups in the two functions every phase runs through. The lists
-        are only ever mutated in place, never rebound.
-        """
-        state, ready, rounds, iters = self.state, self.ready, self.round, self.iter
-        info, tab_of, cold_left_of = self.info, self.tab, self.cold_left
-        holding, ph, ph_train, epoch = self.holding, self.ph, self.ph_train, self.epoch
-        busy_r, busy_t, heap, rows = self.busy_r, self.busy_t, self.heap, self.rows
-        put = rows.extend
-        batch_len = _BATCH_ROWS * _PHASE_FIELDS
-        counter = self.counter
-        push = heapq.heappush
-        record = self.record_phases
-        normalise = self._normalise
-        flush = self._flush
-
-        def try_(i: int, t: float) -> None:
-            """Start job ``i``'s next phase at ``t`` if it is ready and next on its nodes."""
-            st = state[i]
-            if st > 1 or st < 0 or ready[i] > t:
-                return
-            (rn, tn, _rg, _tg, coloc, warm, cold, sync, ratio, exp_r, exp_t,
-             _rl, _tl, _rgs, _tgs) = info[i]
-            nodes = rn if st == 0 else tn
-            if coloc:
-                for s in nodes:
-                    if s[3] != -1:
-                        return
-            else:
-                r = rounds[i]
-                for s in nodes:
-                    if s[3] != -1 or s[2] != r or s[0][s[1]] != i:
-                        return
-            cold_left = cold_left_of[i]
-            if cold_left and not cold_left.isdisjoint([s[5] for s in nodes]):
-                switch = cold
-                cold_left.difference_update([s[5] for s in nodes])
-            elif coloc:
-                switch = warm
-            else:
-                switch = 0.0
-                for s in nodes:
-                    if len(s[0]) > 1:
-                        switch = warm
-                        break
-            holding[i] = True
-            ep = epoch[i]
-            if st == 0:
-                tab = tab_of[i]
-                if tab is None:
-                    roll = roll_node = exp_r
-                    ph_train[i] = exp_t
-                else:
-                    k = iters[i]
-                    roll, roll_node, ph_train[i] = tab[0][k], tab[1][k], tab[2][k]
-                state[i] = 2
-                if coloc:
-                    work = roll * ratio
-                    push(heap, (t + switch + work, _ROLL_END, next(counter), i, ep))
-                else:
-                    work = roll_node
-                    if roll_node < roll:
-                        push(heap, (t + switch + roll_node, _NODE_FREE, next(counter), i, ep))
-                    push(heap, (t + switch + roll, _ROLL_END, next(counter), i, ep))
-            else:
-                work = ph_train[i]
-                state[i] = 3
-                push(heap, (t + switch + work + sync, _TRAIN_END, next(counter), i, ep))
-            ph[i] = (t, switch, work)
-            if coloc:
-                for s in nodes:
-                    s[3] = i
-                return
-            for s in nodes:
-                s[3] = i
-                order = s[0]
-                pos = s[1] + 1
-                if pos == len(order):
-                    pos = 0
-                    s[2] += 1
-                s[1] = pos
-                if len(order) > 1:
-                    # The next job's next phase here must be in this round (else skip it):
-                    # _next_round inlined.
-                    j = order[pos]
-                    sj = state[j]
-                    later = sj > 0 if s[4] == 0 else sj == 3
-                    if rounds[j] + later > s[2]:
-                        normalise(s[5])
-
-        def release(i: int, t: float, truncate: bool = False) -> tuple[list[Any], ...]:
-            """Free the nodes job ``i`` holds at ``t``; record rows and busy time.
-
-            Returns the released nodes' state lists.
-            """
-            inf = info[i]
-            start, switch, work = ph[i]
-            if truncate:
-                work = min(work, max(0.0, t - start - switch))
-            if state[i] == 2:
-                nodes = inf[0]
-                if record:
-                    # One record per phase, not per node: _flush expands it (layout).
-                    put((inf[11], iters[i], start, t, work))
-                if inf[4]:  # a co-located rollout runs on the training pool
-                    busy_t[i] += work * inf[13]
-                else:
-                    busy_r[i] += work * inf[13]
-            else:
-                nodes = inf[1]
-                if record:
-                    put((inf[12], iters[i], start, t, work))
-                busy_t[i] += work * inf[14]
-            if record and len(rows) >= batch_len:
-                flush()
-            for s in nodes:
-                s[3] = -1
-            holding[i] = False
-            return nodes
-
-        self._try = try_  # type: ignore[method-assign]
-        self._release = release  # type: ignore[method-assign]
-
-    def _flush(self) -> None:
-        """Expand the buffered phases into rows; pack them into the current block.
-
-        Each buffered phase becomes one row per node of its layout, in the layout's node
-        order, so the rows are those the loop would have written one by one. Iterations
-        and layout ids are far below 2**53, so the float64 batch holds them exactly.
-        """
-        rows = self.rows
-        if not rows:
-            return
-        batch = np.fromiter(rows, dtype=np.float64, count=len(rows))
-        batch = batch.reshape(-1, _PHASE_FIELDS)
-        rows.clear()
-        jobs, phases, pools, counts, offsets = self.lay_cols
-        if not self.lay_np or len(self.lay_np[0]) != len(jobs):
-            self.lay_np = (
-                np.array(jobs, dtype=_PHASE_DTYPE["job"]),
-                np.array(phases, dtype=_PHASE_DTYPE["phase"]),
-                np.array(pools, dtype=_PHASE_DTYPE["pool"]),
-                np.array(counts, dtype=np.intp),
-                np.array(offsets, dtype=np.intp),
-                np.array(self.lay_nodes, dtype=_PHASE_DTYPE["node"]),
-                np.array(self.lay_gpus, dtype=_PHASE_DTYPE["gpus"]),
-            )
-        l_job, l_phase, l_pool, l_count, l_off, l_nodes, l_gpus = self.lay_np
-        lid = batch[:, 0].astype(np.intp)
-        n_rows = l_count[lid]
-        # The phase of each row, and the row's node: its layout's offset plus its rank
-        # among the phase's rows.
-        of_row = np.repeat(np.arange(len(lid)), n_rows)
-        first = np.cumsum(n_rows) - n_rows
-        at = l_off[lid][of_row] + (np.arange(len(of_row)) - first[of_row])
-        lid = lid[of_row]
-        flat = np.empty(len(of_row), dtype=_PHASE_DTYPE)
-        flat["job"] = l_job[lid]
-        flat["phase"] = l_phase[lid]
-        flat["iteration"] = batch[of_row, 1].astype(_PHASE_DTYPE["iteration"])
-        flat["node"] = l_nodes[at]
-        flat["pool"] = l_pool[lid]
-        flat["start_s"] = batch[of_row, 2]
-        flat["end_s"] = batch[of_row, 3]
-        flat["work_s"] = batch[of_row, 4]
-        flat["gpus"] = l_gpus[at]
-        del batch
-        done = 0
-        while done < len(flat):
-            if not self.chunks or self.block_used == len(self.chunks[-1]):
-                self.chunks.append(np.empty(_BLOCK_ROWS, dtype=_PHASE_DTYPE))
-                self.block_used = 0
-            block = self.chunks[-1]
-            take = min(len(flat) - done, len(block) - self.block_used)
-            block[self.block_used:self.block_used + take] = flat[done:done + take]
-            self.block_used += take
-            done += take
-
-    # ------------------------------------------------------------------ the loop
-
-    def run_until(self, t_limit: float) -> list[tuple[int, float]]:
-        """Process events up to ``t_limit``; stop early at the first job completion."""
-        clock = time.thread_time()
-        try:
-            return self._loop(t_limit)
-        finally:
-            self.loop_s += time.thread_time() - clock
-
-    def _loop(self, t_limit: float) -> list[tuple[int, float]]:
-        """The event loop of :meth:`run_until`."""
-        heap = self.heap
-        epoch = self.epoch
-        state = self.state
-        iters, target, rounds, holding = self.iter, self.target, self.round, self.holding
-        pop = heapq.heappop
-        release = self._release
-        try_ = self._try
-        count = 0
-        try:
-            while heap:
-                event = pop(heap)
-                t, kind, _seq, i, ep = event
-                if t > t_limit:
-                    heapq.heappush(heap, event)  # not due yet: put it back
-                    break
-                if ep != epoch[i]:
-                    continue
-                count += 1
-                if kind == _TRAIN_END:
-                    freed = release(i, t)
-                    iters[i] += 1
-                    if iters[i] >= target[i]:
-                        state[i] = -1
-                        for s in freed:
-                            j = s[0][s[1]]
-                            if 0 <= state[j] <= 1:
-                                try_(j, t)
-                        self.now = t
-                        return [(i, t)]
-                    state[i] = 0
-                    rounds[i] += 1
-                    try_(i, t)
-                elif kind == _ROLL_END:
-                    freed = release(i, t) if holding[i] else ()
-                    state[i] = 1
-                    try_(i, t)
-                elif kind == _NODE_FREE:
-                    freed = release(i, t)
-                else:
-                    try_(i, t)
-                    continue
-                for s in freed:
-                    j = s[0][s[1]]
-                    if 0 <= state[j] <= 1:
-                        try_(j, t)
-        finally:
-            self.events += count
-        if not heap and math.isinf(t_limit) and any(s >= 0 for s in state):
-            waiting = [k for k, s in enumerate(state) if s >= 0]
-            raise DeadlockError(f"no phase can start; waiting jobs (indices): {waiting[:10]}")
-        if math.isfinite(t_limit):
-            self.now = max(self.now, t_limit)
-        return []
-
-    def iterations_done(self, i: int) -> int:
-        """Whole iterations job ``i`` has completed."""
-        return self.iter[i]
-
-    def busy_gpu_s(self, i: int) -> tuple[float, float]:
-        """Useful (rollout-pool, training-pool) GPU-seconds of job ``i`` so far."""
-        return self.busy_r[i], self.busy_t[i]
-
-    def phase_table(self) -> pd.DataFrame:
-        """The per-phase table (columns :data:`PHASE_COLUMNS`), rows in order of release.
-
-        Chunks are copied column by column into preallocated arrays and dropped as they
-        go, so the peak memory is one table plus one chunk.
-        """
-        self._flush()
-        chunks = self.chunks
-        if chunks:
-            chunks[-1] = chunks[-1][:self.block_used]
-        self.chunks = []
-        self.block_used = 0
-        total = sum(len(c) for c in chunks)
-        columns = {name: np.empty(total, dtype=_PHASE_DTYPE[name]) for name in PHASE_COLUMNS}
-        at = 0
-        chunks.reverse()
-        while chunks:
-            chunk = chunks.pop()
-            for name in PHASE_COLUMNS:
-                columns[name][at:at + len(chunk)] = chunk[name]
-            at += len(chunk)
-            del chunk
-        return pd.DataFrame(columns, columns=list(PHASE_COLUMNS), copy=False)
 
 
 # --------------------------------------------------------------------------- driver
@@ -753,17 +230,14 @@ def _serial(node_id: str) -> int:
     return int(node_id[1:])
 
 
-def build_policy(name: str, seed: int, options: Mapping[str, Any] | None = None
-                 ) -> PlacementPolicy:
-    """The policy ``name``, seeded when it takes a seed (``random``), with ``options``."""
-    opts = dict(options or {})
+def build_policy(name: str | PlacementPolicy, seed: int,
+                 options: Mapping[str, Any] | None = None) -> PlacementPolicy:
+    """The policy ``name`` with ``options``, seeded with ``seed`` when it takes a seed."""
     if isinstance(name, PlacementPolicy):
         return name
-    try:
-        return get_policy(name, seed=seed, **opts)
-    except ValueError as exc:
-        if "options for policy" not in str(exc):
-            raise
+    opts = dict(options or {})
+    if "seed" in policy_options(name):
+        opts.setdefault("seed", seed)
     return get_policy(name, **opts)
 
 
@@ -790,8 +264,8 @@ class _Driver:
     """Cluster-level replay: policy decisions, snapshot updates, time series, events."""
 
     def __init__(self, jobs: Sequence[RLJob], policy: PlacementPolicy, hw: Hardware,
-                 config: SimConfig, model: Any, progress: Callable[[int], None] | None
-                 ) -> None:
+                 config: SimConfig, model: ProgressModel, draw_factory: DrawFactory | None,
+                 progress: Callable[[int], None] | None) -> None:
         """Index the jobs (by arrival, then id) and set up the external event heap."""
         order = sorted(range(len(jobs)), key=lambda k: (jobs[k].arrival_s, jobs[k].job_id))
         self.jobs = [jobs[k] for k in order]
@@ -806,6 +280,7 @@ class _Driver:
         self.hw = hw
         self.config = config
         self.model = model
+        self.draw_factory = draw_factory
         self.progress = progress
         self.snapshot = empty_snapshot(hw)
         self.state = [_JobState(job=j) for j in self.jobs]
@@ -909,22 +384,19 @@ class _Driver:
         """
         times = job_profile(job, self.hw).times
         sync = times.sync_flat_s if self.config.sync == "flat" else times.sync_s
-        factory = getattr(self.model, "draw_factory", None)
-        if factory is None or done <= 0:
+        if self.draw_factory is None or done <= 0:
             return times.rollout_s + times.train_s + sync
-        rollout, _, train = factory(job, times)
-        n = min(done, len(rollout))
-        return (math.fsum(rollout[:n]) + math.fsum(train[:n])) / n + sync
+        draws = self.draw_factory(job, times)
+        n = min(done, len(draws.rollout_s))
+        return (math.fsum(draws.rollout_s[:n]) + math.fsum(draws.train_s[:n])) / n + sync
 
     def _add(self, k: int, t: float, snap: ClusterSnapshot, ready_s: float, resident: bool
              ) -> None:
         """Hand admitted job ``k`` to the progress model."""
         st = self.state[k]
         rt = self._runtime(k, snap)
-        if isinstance(self.model, EventModel):
-            self.model.add_job(rt, t, st.done, st.job.iterations, ready_s, resident, st.job)
-        else:
-            self.model.add_job(rt, t, st.done, st.job.iterations, ready_s, resident)
+        draws = None if self.draw_factory is None else self.draw_factory(st.job, rt.times)
+        self.model.add_job(rt, t, st.done, st.job.iterations, ready_s, resident, draws)
         st.group_id = rt.group_id
         st.status = "running"
         st.since_s = t
@@ -938,10 +410,7 @@ class _Driver:
         if group is None or group.node_orders is None:
             return
         orders = {_serial(n): [self.index[j] for j in seq] for n, seq in group.node_orders}
-        if isinstance(self.model, EventModel):
-            self.model.set_node_orders(orders)
-        else:
-            self.model.set_node_orders(group_id, orders)
+        self.model.set_node_orders(group_id, orders)
 
     # ------------------------------------------------------------------ handlers
 
@@ -984,7 +453,7 @@ class _Driver:
             for job_id in group.jobs:
                 k = self.index[job_id]
                 st = self.state[k]
-                st.done = self.model.remove_job(k, t, True)
+                st.done = self.model.remove_job(k, t)
                 st.running_s += t - st.since_s
                 moved.append(k)
         self.snapshot = apply(old, r)
@@ -1009,7 +478,7 @@ class _Driver:
     def _complete(self, k: int, t: float) -> None:
         """Job ``k`` finished its iterations: release it."""
         st = self.state[k]
-        st.done = self.model.remove_job(k, t, False)
+        st.done = self.model.remove_job(k, t)
         st.running_s += t - st.since_s
         st.finish_s = t
         st.status = "completed"
@@ -1025,7 +494,7 @@ class _Driver:
         failure = st.failures.pop(0)
         if st.status != "running":
             return
-        st.done = self.model.remove_job(k, t, True)
+        st.done = self.model.remove_job(k, t)
         st.running_s += t - st.since_s
         st.status = "killed"
         self.snapshot = release(dataclasses.replace(self.snapshot, time_s=t), st.job.job_id)
@@ -1136,27 +605,27 @@ def simulate_trace(
     label = "custom"
     if draw_factory is None:
         draw_factory, label = default_draw_factory(hw, config, seed, [j.job_id for j in jobs])
-    model: Any
+    model: ProgressModel
     if config.fidelity == "event":
-        model = EventModel(len(jobs), draw_factory, config.record_phases)
+        model = EventModel(len(jobs), config.record_phases, hw.node.gpus_per_node)
     else:
         model = AnalyticModel()
+        draw_factory = None
         label = "expected"
-    driver = _Driver(jobs, policy_obj, hw, config, model, progress)
+    driver = _Driver(jobs, policy_obj, hw, config, model, draw_factory, progress)
     clock = time.perf_counter()
     driver.run()
     run_s = time.perf_counter() - clock
     jobs_df = driver.job_table()
     ts = driver.timeseries()
     events = driver.event_table()
-    phases = model.phase_table() if isinstance(model, EventModel) else pd.DataFrame(
-        columns=list(PHASE_COLUMNS))
+    phases = model.phase_table()
     extra = {
         "policy": getattr(policy_obj, "name", str(policy)),
         "fidelity": config.fidelity,
         "seed": seed,
         "phase_sampler": label,
-        "phase_events": int(getattr(model, "events", 0)),
+        "phase_events": model.events,
         "phase_rows": len(phases),
     }
     summary = summarize(jobs_df, ts, events, driver.gpu_types, extra)
@@ -1165,5 +634,5 @@ def simulate_trace(
     return SimulationResult(phases=phases, events=events, timeseries=ts, jobs=jobs_df,
                             summary=summary, config=resolved,
                             timings={"replay_s": run_s,
-                                     "event_loop_cpu_s": float(getattr(model, "loop_s", 0.0)),
-                                     "phase_events": float(getattr(model, "events", 0))})
+                                     "event_loop_cpu_s": model.loop_s,
+                                     "phase_events": float(model.events)})

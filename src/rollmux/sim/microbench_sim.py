@@ -137,7 +137,8 @@ def run_scenario(
     for j, job in enumerate(sc.jobs):
         member = group.jobs[j].phases
         base = phase_times(job, hw)
-        in_group = replace(base, train_s=member.train_s, train_max_s=member.train_max_s)
+        in_group = replace(base, train_s=member.train_s,
+                           train_max_s=member.worst_case().train_s)
         kwargs: dict[str, Any] = {"root_seed": seed, "total_iterations": iterations}
         group_draws.append(PhaseSampler(job, hw, config=cfg, times=in_group,
                                         **kwargs).table(iterations))

@@ -30,13 +30,15 @@ __all__ = [
 #: across pools); ``pool`` a :data:`POOL_CODES` code; ``iteration`` counts the job's
 #: iterations from 0; ``start_s``/``end_s`` the node's occupancy (switch + work + sync);
 #: ``work_s`` the useful work inside it (rollout or training only; switches and sync are
-#: bubble); ``gpus`` the job's GPUs on that node.
+#: bubble); ``gpus`` the job's GPUs on that node. A ``tail`` row is a migrated long tail
+#: (rollmux.phases): the GPUs it keeps on that rollout node after the rollout released
+#: it, from the release until the job's rollout is complete (``work_s``: that duration).
 PHASE_COLUMNS: tuple[str, ...] = (
     "job", "phase", "iteration", "node", "pool", "start_s", "end_s", "work_s", "gpus",
 )
 
 #: ``phase`` codes of the per-phase table.
-PHASE_CODES: dict[str, int] = {"rollout": 0, "train": 1}
+PHASE_CODES: dict[str, int] = {"rollout": 0, "train": 1, "tail": 2}
 
 #: ``pool`` codes of the per-phase table (a veRL rollout runs on the training pool).
 POOL_CODES: dict[str, int] = {"rollout": 0, "train": 1}

@@ -297,6 +297,14 @@ class RunRef:
         object.__setattr__(self, "seed", _check_count("seed", self.seed, 0))
         object.__setattr__(self, "directory", Path(self.directory))
 
+    @classmethod
+    def from_folder(cls, directory: str | Path) -> RunRef:
+        """The replay in ``directory``, its keys read from its config.json (drift: setting)."""
+        from rollmux.sim.sweeps import run_keys
+
+        keys = run_keys(directory)
+        return cls(str(keys["drift"]), str(keys["policy"]), int(keys["seed"]), Path(directory))
+
     @property
     def summary_path(self) -> Path:
         """The replay's summary.json."""

@@ -19,7 +19,6 @@ estimate is in docs/stochastic.md.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
@@ -34,6 +33,8 @@ from scipy import special
 from rollmux.hardware import GB, Hardware, load_hardware
 from rollmux.jobs import RLJob, response_length_dist
 from rollmux.phasetimes import PhaseTimes, phase_times, rollout_shape
+from rollmux.schedule.eventsim import simulate, to_frame
+from rollmux.schedule.graph import build_schedule, round_robin_node_orders
 from rollmux.sim.drift import NO_DRIFT, DriftTemplate, length_factors, stable_job_hash
 
 __all__ = [
@@ -214,6 +215,40 @@ class PhaseSampler:
     for which draws are precomputed in vectorised blocks (the fast path).
     """
 
+    job: RLJob
+    hw: Hardware
+    config: StochasticConfig
+    drift: DriftTemplate
+    root_seed: int
+    total_iterations: int
+    times: PhaseTimes
+    coefficients: RolloutCoefficients
+    replicas: int
+    tensor_parallel: int
+    rollout_nodes: int
+    responses: int
+    prompt_tokens: float
+    expected_tokens: float
+    max_tokens: float
+    _hash: int
+    _lengths: _Lengths
+    _per_replica: FloatArray
+    _threshold_rank: int
+    _kv_bytes_per_token: float
+    _kv_capacity: float
+    _nvlink_bytes_per_s: float
+    _intra_bytes_per_s: float
+    _f_grid: FloatArray
+    _others_mean: FloatArray
+    _others_var: FloatArray
+    _min_log_grid: FloatArray
+    _min_mean: FloatArray
+    _rng: np.random.Generator
+    _raw_chunks: list[tuple[FloatArray, FloatArray, FloatArray]]
+    _window_start: int
+    _window: list[IterationDraw]
+    _window_raw: tuple[FloatArray, FloatArray, FloatArray]
+
     def __init__(
         self,
         job: RLJob,
@@ -235,17 +270,20 @@ class PhaseSampler:
         total = job.iterations if total_iterations is None else total_iterations
         if isinstance(total, bool) or not isinstance(total, Integral) or total < 1:
             raise ValueError(f"total_iterations must be an integer >= 1, got {total!r}")
+        hw = hw or load_hardware()
+        config = config or StochasticConfig()
         self.job = job
-        self.hw = hw = hw or load_hardware()
-        self.config = config = config or StochasticConfig()
+        self.hw = hw
+        self.config = config
         if not isinstance(config, StochasticConfig):
             raise ValueError(f"config must be a StochasticConfig, got {config!r}")
         self.drift = drift
         self.root_seed = int(root_seed)
         self.total_iterations = int(total)
-        self.times = times if times is not None else phase_times(job, hw)
-        if not isinstance(self.times, PhaseTimes):
-            raise ValueError(f"times must be a PhaseTimes, got {self.times!r}")
+        times = times if times is not None else phase_times(job, hw)
+        if not isinstance(times, PhaseTimes):
+            raise ValueError(f"times must be a PhaseTimes, got {times!r}")
+        self.times = times
         self._hash = stable_job_hash(job.job_id)
         self._lengths = _Lengths(job, hw)
         shape = rollout_shape(job, hw)
@@ -270,11 +308,10 @@ class PhaseSampler:
         self._init_factor_tables()
         self.coefficients = self._calibrate()
         self._rng = np.random.default_rng([self.root_seed, self._hash])
-        self._raw_chunks: list[tuple[FloatArray, FloatArray, FloatArray]] = []
+        self._raw_chunks = []
         self._window_start = 0
-        self._window: list[IterationDraw] = []
-        self._window_raw: tuple[FloatArray, FloatArray, FloatArray] = (
-            np.empty((0, 0)), np.empty((0, 0)), np.empty(0))
+        self._window = []
+        self._window_raw = (np.empty((0, 0)), np.empty((0, 0)), np.empty(0))
 
     # ------------------------------------------------------------------ model constants
 
@@ -620,10 +657,11 @@ def simulate_woven(
 ) -> pd.DataFrame:
     """Execute round-robin meta-iterations with per-iteration tables and migrated tails.
 
-    Every node serves its jobs in ``order`` (default: index order), one phase at a time
-    (static discipline, as :func:`rollmux.schedule.eventsim.simulate`). A rollout needs
-    ``node_s`` seconds of its nodes at full capacity; while earlier jobs' tails still hold
-    GPUs of a node it progresses at the free share of the node (eq. S1 of
+    Every node serves its jobs in ``order`` (default: index order), one phase at a time:
+    the reference simulator :func:`rollmux.schedule.eventsim.simulate` (static
+    discipline) runs the group by the rules of :mod:`rollmux.phases`. A rollout needs
+    ``node_s`` seconds of its nodes at full capacity; while earlier jobs' tails still
+    hold GPUs of a node it progresses at the free share of the node (eq. S1 of
     docs/stochastic.md). After it the job's tail runs ``tail_s`` on ``tail_gpus`` GPUs of
     its first rollout nodes, then its training runs ``train_s``. Returns one row per phase
     and node (columns :data:`PHASE_COLUMNS`).
@@ -637,108 +675,12 @@ def simulate_woven(
     perm = list(range(n)) if order is None else [int(o) for o in order]
     if sorted(perm) != list(range(n)):
         raise ValueError(f"order = {order!r}: expected a permutation of 0..{n - 1}")
-    seqs: dict[tuple[str, Hashable], list[int]] = {}
-    for pool, pins in (("R", r_pins), ("T", t_pins)):
-        for j in perm:
-            for node in pins[j]:
-                seqs.setdefault((pool, node), []).append(j)
-    ptr = dict.fromkeys(seqs, (0, 0))  # (position in sequence, meta-iteration)
-    free = dict.fromkeys(seqs, True)
-    tails: dict[tuple[str, Hashable], list[tuple[float, float]]] = {k: [] for k in seqs}
-    want: list[tuple[str, int] | None] = [("R", 0)] * n
-    events: list[tuple[float, int, int, int, int]] = []  # (time, seq, kind, job, iteration)
-    counter = 0
-    records: list[tuple[int, str, str, int, float, float]] = []
-    node_s, tail_s, tail_gpus, train_s = (tables.node_s, tables.tail_s, tables.tail_gpus,
-                                           tables.train_s)
-
-    def label(node: tuple[str, Hashable]) -> str:
-        return f"{node[0]}{node[1]}"
-
-    def next_on(node: tuple[str, Hashable], j: int, k: int) -> bool:
-        pos, meta = ptr[node]
-        return free[node] and meta == k and seqs[node][pos] == j
-
-    def advance(node: tuple[str, Hashable]) -> None:
-        pos, meta = ptr[node]
-        pos += 1
-        ptr[node] = (0, meta + 1) if pos == len(seqs[node]) else (pos, meta)
-
-    def rollout_end(nodes: list[tuple[str, Hashable]], start: float, work: float) -> float:
-        for node in nodes:
-            tails[node] = [t for t in tails[node] if t[0] > start]
-        breaks = sorted({end for node in nodes for end, _ in tails[node]})
-        now, left = start, work
-        for bp in [*breaks, math.inf]:
-            rate = min(max(0.0, 1.0 - sum(fr for end, fr in tails[node] if end > now))
-                       for node in nodes)
-            if rate > 0.0 and now + left / rate <= bp:
-                return now + left / rate
-            left -= rate * (bp - now)
-            now = bp
-        raise AssertionError("unreachable: the last segment is unbounded")  # pragma: no cover
-
-    def push(time: float, kind: int, j: int, k: int) -> None:
-        nonlocal counter
-        heapq.heappush(events, (time, counter, kind, j, k))
-        counter += 1
-
-    def dispatch(now: float) -> None:
-        progress = True
-        while progress:
-            progress = False
-            for j in range(n):
-                w = want[j]
-                if w is None:
-                    continue
-                pool, k = w
-                nodes = [(pool, x) for x in (r_pins[j] if pool == "R" else t_pins[j])]
-                if not all(next_on(node, j, k) for node in nodes):
-                    continue
-                for node in nodes:
-                    free[node] = False
-                if pool == "R":
-                    end = rollout_end(nodes, now, float(node_s[k, j]))
-                    push(end, 0, j, k)
-                else:
-                    end = now + float(train_s[k, j])
-                    push(end, 2, j, k)
-                for node in nodes:
-                    records.append((j, "rollout" if pool == "R" else "train", label(node), k,
-                                    now, end))
-                want[j] = None
-                progress = True
-
-    dispatch(0.0)
-    while events:
-        now, _, kind, j, k = heapq.heappop(events)
-        if kind == 0:  # rollout nodes released; the tail (if any) keeps some GPUs
-            nodes = [("R", x) for x in r_pins[j]]
-            for node in nodes:
-                free[node] = True
-                advance(node)
-            tail = float(tail_s[k, j])
-            if tail > 0.0:
-                left = int(tail_gpus[k, j])
-                for node in nodes:
-                    here = min(left, gpus_per_node)
-                    if here > 0:
-                        tails[node].append((now + tail, here / gpus_per_node))
-                    left -= here
-                records.append((j, "tail", label(nodes[0]), k, now, now + tail))
-                push(now + tail, 1, j, k)
-            else:
-                want[j] = ("T", k)
-        elif kind == 1:  # tail done: the rollout is complete
-            want[j] = ("T", k)
-        else:  # training done
-            for node in (("T", x) for x in t_pins[j]):
-                free[node] = True
-                advance(node)
-            if k + 1 < iters:
-                want[j] = ("R", k + 1)
-        dispatch(now)
-    frame = pd.DataFrame.from_records(records, columns=list(PHASE_COLUMNS))
+    schedule = build_schedule(tables.node_s[0].tolist(), tables.train_s[0].tolist(), r_pins,
+                              t_pins, round_robin_node_orders(r_pins, t_pins, perm))
+    records = simulate(schedule, iters, "static", rollout_s=tables.node_s.tolist(),
+                       train_s=tables.train_s.tolist(), tail_s=tables.tail_s.tolist(),
+                       tail_gpus=tables.tail_gpus.tolist(), gpus_per_node=int(gpus_per_node))
+    frame = to_frame(records)
     return frame.sort_values(["start_s", "node", "job"], kind="stable").reset_index(drop=True)
 
 
@@ -757,11 +699,13 @@ def steady_iteration_s(ends: FloatArray, skip: int | None = None) -> FloatArray:
     """
     ends = np.asarray(ends, dtype=float)
     n_iter = ends.shape[0]
-    skip = max(1, n_iter // 10) if skip is None else skip
-    if isinstance(skip, bool) or not isinstance(skip, Integral) or not 0 <= skip < n_iter:
+    if skip is None:
+        skip = max(1, n_iter // 10)
+    if isinstance(skip, bool) or not isinstance(skip, Integral) or not 0 <= int(skip) < n_iter:
         raise ValueError(f"skip must be an integer in [0, {n_iter - 1}], got {skip!r}")
-    start = ends[skip - 1] if skip > 0 else np.zeros(ends.shape[1])
-    return (ends[-1] - start) / (n_iter - skip)
+    first = int(skip)
+    start = ends[first - 1] if first > 0 else np.zeros(ends.shape[1])
+    return (ends[-1] - start) / (n_iter - first)
 
 
 # --------------------------------------------------------------------------- Fig. 12

@@ -1,9 +1,10 @@
 """Trace-replay sweeps: run folders, trace windows, tidy tables, fluid bound, claim metrics.
 
-The pipeline (``workflow/rules/simulate.smk``) replays traces with ``rollmux simulate``
-into key=value folders::
+The pipeline (``workflow/rules/simulate.smk``, one replay rule for the sweeps and the
+robustness study) replays traces with :func:`rollmux.sim.replay.run_replay` into
+key=value folders (:meth:`rollmux.sim.replay.ReplaySpec.path`)::
 
-    results/sim/trace=<trace>/slo=<slo>/maxgroup=<n>/policy=<name>/seed=<s>/
+    results/sim/trace=<trace>/slo=<slo>/maxgroup=<n>/drift=<setting>/policy=<name>/seed=<s>/
 
 and this module turns a set of those folders into the tidy CSVs under ``results/sim/``
 that the figures (Fig. 14, 15, 20, fluid bound) and the claims metrics
@@ -12,7 +13,8 @@ a pure function of the files it is given (definitions: docs/metrics.md, "Sweeps"
 
 * :func:`sweep_plan` expands the config's ``sim`` section into the runs and settings;
 * :func:`window_trace_text` keeps the first N arrivals of a trace (quick profile);
-* :func:`run_row`/:func:`collect_runs`/:func:`collect_timeseries` read replays;
+* :func:`run_keys`/:func:`run_row`/:func:`collect_runs`/:func:`collect_timeseries` read
+  replays (their keys from ``config.json``, never from the folder's name);
 * :func:`sensitivity_table` normalises each setting's costs by the reference policy;
 * :func:`fluid_job_rates`, :func:`fluid_timeseries`, :func:`fluid_table`: the fluid
   lower bound of a trace and each replay's cost relative to it;
@@ -39,6 +41,7 @@ from rollmux.closedform import (
     pools_from_hardware,
 )
 from rollmux.sim.metrics import bubble_reduction
+from rollmux.sim.replay import ReplaySpec, replay_keys
 
 __all__ = [
     "ADMISSION_STRATEGIES",
@@ -53,9 +56,9 @@ __all__ = [
     "fluid_job_rates",
     "fluid_table",
     "fluid_timeseries",
-    "parse_run_path",
     "production_metrics",
     "run_files",
+    "run_keys",
     "run_row",
     "sensitivity_table",
     "simulation_metrics",
@@ -65,8 +68,8 @@ __all__ = [
     "window_trace_text",
 ]
 
-#: Path segments of a replay folder, in order (each ``key=value``).
-KEY_COLUMNS = ("trace", "slo", "maxgroup", "policy", "seed")
+#: Keys of a replay (``config.json`` ``keys``; the segments of its folder, in order).
+KEY_COLUMNS = ("trace", "slo", "maxgroup", "drift", "policy", "seed")
 
 #: The three sensitivity dimensions of Fig. 15 (a, b, c).
 SETTING_KINDS = ("workload", "slo", "maxgroup")
@@ -84,17 +87,24 @@ METRIC_COLUMNS = ("metric", "value", "low", "high", "unit", "source", "note")
 
 @dataclass(frozen=True, slots=True, order=True)
 class RunKey:
-    """One replay: trace name, SLO setting, group-size limit, policy and seed."""
+    """One replay: trace name, SLO setting, group-size limit, policy, seed and drift."""
 
     trace: str
     slo: str
     maxgroup: int
     policy: str
     seed: int
+    drift: str = "none"
+
+    def spec(self, trace_path: str | Path | None = None) -> ReplaySpec:
+        """The replay's spec (trace file: ``trace_path``, default :func:`trace_file`)."""
+        return ReplaySpec(trace=str(trace_path or trace_file(self.trace)), policy=self.policy,
+                          seed=self.seed, slo=self.slo, max_group_size=self.maxgroup,
+                          drift=self.drift, record_phases=False)
 
     def path(self, root: str | Path = "results/sim") -> Path:
-        """The replay's folder ``<root>/trace=../slo=../maxgroup=../policy=../seed=..``."""
-        return Path(root).joinpath(*(f"{k}={getattr(self, k)}" for k in KEY_COLUMNS))
+        """The replay's folder ``<root>/<ReplaySpec.path()>``."""
+        return Path(root) / self.spec(f"{self.trace}.csv").path()
 
     def file(self, name: str, root: str | Path = "results/sim") -> str:
         """A file of the replay's folder, as a string (for Snakemake inputs)."""
@@ -115,22 +125,20 @@ def trace_file(name: str, shipped: str | Path = "traces",
     return str(path) if path.exists() else str(Path(derived) / f"{name}.csv")
 
 
-def parse_run_path(path: str | Path) -> dict[str, Any]:
-    """The key=value segments of a replay folder (or a file in it) as typed values.
+def run_keys(folder: str | Path) -> dict[str, Any]:
+    """A replay folder's keys (:data:`KEY_COLUMNS`), read from its ``config.json``.
 
-    ValueError when a key of :data:`KEY_COLUMNS` is missing.
+    ValueError when the folder has no replay ``config.json`` (not a replay folder).
     """
-    found: dict[str, Any] = {}
-    for part in Path(path).parts:
-        key, sep, value = part.partition("=")
-        if sep and key in KEY_COLUMNS:
-            found[key] = value
-    missing = [k for k in KEY_COLUMNS if k not in found]
-    if missing:
-        raise ValueError(f"{path}: not a replay folder, missing {', '.join(missing)}")
-    found["maxgroup"] = int(found["maxgroup"])
-    found["seed"] = int(found["seed"])
-    return found
+    path = Path(folder) / "config.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise ValueError(f"{folder}: not a replay folder (no readable config.json)") from None
+    try:
+        return replay_keys(config)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 # --------------------------------------------------------------------------- the plan
@@ -298,10 +306,10 @@ def _peak_total_gpus(timeseries: pd.DataFrame) -> int:
 def run_row(folder: str | Path) -> dict[str, Any]:
     """One replay as a flat row: its keys, summary metrics and peak GPUs (all types).
 
-    Reads ``summary.json`` and ``timeseries.csv`` of ``folder``.
+    Reads ``config.json`` (keys), ``summary.json`` and ``timeseries.csv`` of ``folder``.
     """
     folder = Path(folder)
-    row: dict[str, Any] = parse_run_path(folder)
+    row: dict[str, Any] = run_keys(folder)
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     ts = pd.read_csv(folder / "timeseries.csv")
     for name in ("jobs", "jobs_completed", "jobs_rejected", "cost_usd_per_h",
@@ -338,7 +346,7 @@ def collect_timeseries(folders: Iterable[str | Path]) -> pd.DataFrame:
     """
     parts = []
     for folder in sorted({str(f) for f in folders}):
-        keys = parse_run_path(folder)
+        keys = run_keys(folder)
         ts = pd.read_csv(Path(folder) / "timeseries.csv")
         types = [c for c in ts.columns if c.startswith("gpus_")
                  and c not in ("gpus_rollout", "gpus_train")]
@@ -374,7 +382,7 @@ def sensitivity_table(runs: pd.DataFrame, settings: Sequence[Setting],
         part = runs[(runs["trace"] == st.trace) & (runs["slo"] == st.slo)
                     & (runs["maxgroup"] == st.maxgroup)]
         for rec in part.itertuples(index=False):
-            ref_key = (st.trace, st.slo, st.maxgroup, reference, rec.seed)
+            ref_key = (st.trace, st.slo, st.maxgroup, rec.drift, reference, rec.seed)
             if ref_key not in index.index:
                 raise ValueError(f"setting {st.kind}={st.value}: no {reference!r} replay "
                                  f"for seed {rec.seed}")

@@ -514,19 +514,19 @@ def _check_unique(
         repeated = values.duplicated(keep="first") & (values != "")
         if not repeated.any():
             continue
-        first_row = {}
+        first_row: dict[Any, int] = {}
         for i, value in enumerate(values):
             first_row.setdefault(value, table.row_numbers[index[i]])
-        for i in np.flatnonzero(repeated.to_numpy()):
-            row = index[i]
+        for repeat in np.flatnonzero(repeated.to_numpy()).tolist():
+            row = int(index[repeat])
             problems.append(
                 Problem(
                     name,
                     table.lines[row],
                     table.row_numbers[row],
                     spec.name,
-                    f"duplicate id {values.iloc[i]!r} "
-                    f"(first used in row {first_row[values.iloc[i]]})",
+                    f"duplicate id {values.iloc[repeat]!r} "
+                    f"(first used in row {first_row[values.iloc[repeat]]})",
                 )
             )
 
@@ -822,7 +822,7 @@ def _clone_all(
     new = object.__new__
     set_dict = object.__setattr__
     for i, g in enumerate(group.tolist()):
-        job = new(job_class)
+        job: Any = new(job_class)
         set_dict(
             job,
             "__dict__",

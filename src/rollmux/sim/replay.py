@@ -1,0 +1,385 @@
+"""One replay, one identity: :class:`ReplaySpec` says what a replay is, :func:`run_replay` runs it.
+
+A spec holds everything that defines one trace replay: the trace, the policy and its
+options (a group-size limit, a re-solve interval), the seed, the SLO setting, drift,
+failures, the hardware (file and overrides), the fidelity and whether the per-phase table
+is kept. ``rollmux simulate`` and the Snakemake replay rule only build a spec;
+:func:`run_replay` loads the trace, replays it and writes the output folder, so a Python
+caller gets the same files and the same ``config.json`` as the command line.
+
+``spec.path()`` is the replay's key=value folder (relative)::
+
+    trace=<stem>/slo=<slo>/maxgroup=<n>/drift=<setting>/policy=<name>/seed=<s>
+
+followed, only when they differ from the defaults, by ``fidelity=analytic``,
+``phases=expected`` (expected instead of sampled phase times), ``migration=off``,
+``sync=flat``, ``regroup=<h>h`` and ``failures=<stem>``. The hardware is recorded in
+``config.json`` but not in the path: one results tree is for one hardware. Collectors
+read a replay's keys from its ``config.json`` (:func:`replay_keys`), never from the
+folder's name.
+
+An output folder is one unit: it is written into a temporary sibling and renamed into
+place whole (:func:`rollmux.io.replace_folder`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rollmux.io import replace_folder, write_csv, write_json
+
+__all__ = [
+    "FLOAT_FORMAT",
+    "SLO_FROM_TRACE",
+    "ReplaySpec",
+    "SloSetting",
+    "draw_slos",
+    "group_size_options",
+    "override_slos",
+    "parse_slo",
+    "replay_keys",
+    "run_replay",
+    "write_result",
+]
+
+#: Float format of the written tables: 10 significant digits keep 0.1 ms over weeks.
+FLOAT_FORMAT = "%.10g"
+
+#: SLO setting that keeps the trace's SLOs.
+SLO_FROM_TRACE = "trace"
+
+#: Stream tag of the SLO draws (keeps them apart from every other seeded draw).
+_SLO_STREAM = 0x510
+
+#: ``maxgroup`` path segment of a spec without a group-size limit (the policy's own).
+_DEFAULT_GROUP = "default"
+
+
+# --------------------------------------------------------------------------- SLO setting
+
+
+@dataclass(frozen=True, slots=True)
+class SloSetting:
+    """An SLO override: every job's SLO is ``low`` (``low == high``) or U(low, high)."""
+
+    low: float
+    high: float
+
+    def __post_init__(self) -> None:
+        """Check 1 <= low <= high, both finite numbers (stored as floats)."""
+        for name in ("low", "high"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                math.isfinite(value) and value >= 1.0
+            ):
+                raise ValueError(f"an SLO must be a finite number >= 1, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        if self.low > self.high:
+            raise ValueError(f"an SLO range needs LO <= HI, got {self.low:g},{self.high:g}")
+
+    @property
+    def is_range(self) -> bool:
+        """True when SLOs are drawn per job from U(low, high)."""
+        return self.high > self.low
+
+    def label(self) -> str:
+        """The canonical text: ``1.2`` or ``1,2`` (``%g`` numbers)."""
+        return f"{self.low:g},{self.high:g}" if self.is_range else f"{self.low:g}"
+
+
+def parse_slo(text: str) -> SloSetting | None:
+    """Parse an SLO setting: ``trace`` (None), a number >= 1, or a range ``LO,HI``.
+
+    Raises ValueError with a readable message for anything else.
+    """
+    raw = str(text).strip()
+    if raw.lower() == SLO_FROM_TRACE:
+        return None
+    parts = [p.strip() for p in raw.split(",")]
+    message = (f"--slo must be 'trace', a number >= 1 such as 1.2 or a range LO,HI such "
+               f"as 1,2; got {text!r}")
+    if len(parts) not in (1, 2) or not all(parts):
+        raise ValueError(message)
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(message) from None
+    try:
+        return SloSetting(values[0], values[-1])
+    except ValueError as exc:
+        raise ValueError(f"--slo {text!r}: {exc}") from None
+
+
+def draw_slos(job_ids: Sequence[str], setting: SloSetting, seed: int) -> list[float]:
+    """Each job's SLO under ``setting``: the fixed value, or U(low, high) per job.
+
+    A job's draw depends only on ``seed``, its id and the range (a generator seeded with
+    ``(seed, stream, crc32(job_id))``), not on the policy, the other jobs or their order.
+    """
+    if not setting.is_range:
+        return [setting.low] * len(job_ids)
+    import numpy as np
+
+    out = []
+    for job_id in job_ids:
+        key = zlib.crc32(str(job_id).encode("utf-8"))
+        rng = np.random.default_rng([int(seed), _SLO_STREAM, key])
+        out.append(float(rng.uniform(setting.low, setting.high)))
+    return out
+
+
+def override_slos(jobs: Sequence[Any], setting: SloSetting | None, seed: int) -> list[Any]:
+    """The jobs with their SLOs replaced per ``setting`` (None: unchanged)."""
+    if setting is None:
+        return list(jobs)
+    slos = draw_slos([job.job_id for job in jobs], setting, seed)
+    return [dataclasses.replace(job, slo=slo) for job, slo in zip(jobs, slos, strict=True)]
+
+
+# --------------------------------------------------------------------------- policy options
+
+
+def group_size_options(policy: str, max_group_size: int | None) -> tuple[dict[str, Any], bool]:
+    """Policy options carrying a group-size limit, and whether the limit applies.
+
+    None: no option. A policy that never shares a node (``shares_nodes = False``) ignores
+    the limit (``({}, False)``); a policy declaring ``max_group_size`` among its options
+    gets it; any other raises ValueError.
+    """
+    from rollmux.placement import policy_options, policy_shares_nodes
+    from rollmux.placement.base import check_max_group_size
+
+    if max_group_size is None:
+        return {}, False
+    limit = check_max_group_size(max_group_size)
+    if not policy_shares_nodes(policy):
+        return {}, False
+    if "max_group_size" not in policy_options(policy):
+        raise ValueError(f"policy {policy!r} does not take a group-size limit; "
+                         f"drop --max-group-size")
+    return {"max_group_size": limit}, True
+
+
+# --------------------------------------------------------------------------- the spec
+
+
+def _label(value: float) -> str:
+    """A number as a path segment (``%g``)."""
+    return f"{value:g}"
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    """Everything that defines one trace replay (validated on construction).
+
+    ``trace``: the trace CSV; ``policy``: a registered policy name; ``seed``: seed of the
+    phase draws, the SLO draws and the policy (when it takes one); ``slo``: ``trace``, a
+    number >= 1 or a range ``LO,HI`` (stored canonical, e.g. ``2.0`` -> ``2``);
+    ``max_group_size``: group-size limit passed to policies that take one (None: the
+    policy's own); ``drift``: a drift setting or template; ``failures``: a kill list CSV;
+    ``hardware``/``hardware_overrides``: hardware YAML (None: the shipped one) and
+    dotted-key overrides; ``fidelity``, ``stochastic``, ``migration``, ``sync``: as
+    :class:`rollmux.sim.engine.SimConfig`; ``regroup_interval_h``: re-solve period of
+    regrouping policies (None: the policy's own); ``record_phases``: keep phases.csv.
+    """
+
+    trace: str
+    policy: str
+    seed: int = 0
+    slo: str = SLO_FROM_TRACE
+    max_group_size: int | None = None
+    drift: str = "none"
+    failures: str | None = None
+    hardware: str | None = None
+    hardware_overrides: tuple[tuple[str, Any], ...] = field(default=())
+    fidelity: str = "event"
+    stochastic: bool = True
+    migration: bool = True
+    sync: str = "topology"
+    regroup_interval_h: float | None = None
+    record_phases: bool = True
+
+    def __post_init__(self) -> None:
+        """Validate and canonicalise every field; ValueError names the field."""
+        from rollmux.placement import policy_names
+        from rollmux.placement.base import check_max_group_size
+        from rollmux.sim.engine import check_modes
+
+        set_ = object.__setattr__
+        if not isinstance(self.trace, str | Path) or not str(self.trace):
+            raise ValueError(f"trace must be a path, got {self.trace!r}")
+        set_(self, "trace", str(self.trace))
+        if self.policy not in policy_names():
+            raise ValueError(f"unknown policy {self.policy!r}; valid names: "
+                             f"{', '.join(policy_names())}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"--seed must be >= 0, got {self.seed!r}")
+        setting = parse_slo(self.slo)
+        set_(self, "slo", SLO_FROM_TRACE if setting is None else setting.label())
+        if self.max_group_size is not None:
+            check_max_group_size(self.max_group_size)
+        for name in ("failures", "hardware"):
+            value = getattr(self, name)
+            if value is not None:
+                if not isinstance(value, str | Path) or not str(value):
+                    raise ValueError(f"{name} must be a path or None, got {value!r}")
+                set_(self, name, str(value))
+        overrides = self.hardware_overrides
+        if isinstance(overrides, Mapping):
+            overrides = tuple(overrides.items())
+        try:
+            set_(self, "hardware_overrides", tuple(sorted((str(k), v) for k, v in overrides)))
+        except (TypeError, ValueError):
+            raise ValueError(f"hardware_overrides must map dotted keys to values, got "
+                             f"{self.hardware_overrides!r}") from None
+        check_modes(self.fidelity, self.sync, self.drift, stochastic=self.stochastic,
+                    migration=self.migration, record_phases=self.record_phases)
+        h = self.regroup_interval_h
+        if h is not None:
+            if isinstance(h, bool) or not isinstance(h, int | float) or not (
+                    math.isfinite(h) and h > 0):
+                raise ValueError(f"regroup_interval_h must be a finite number > 0, got {h!r}")
+            set_(self, "regroup_interval_h", float(h))
+
+    # ------------------------------------------------------------------ identity
+
+    def keys(self) -> dict[str, Any]:
+        """The replay's keys: trace (file stem), slo, maxgroup, drift, policy, seed."""
+        return replay_keys({"trace": self.trace, "slo_override": self.slo,
+                            "max_group_size": self.max_group_size, "drift": self.drift,
+                            "policy": self.policy, "seed": self.seed})
+
+    def path(self) -> Path:
+        """The replay's key=value folder (relative; see the module docstring)."""
+        k = self.keys()
+        group = _DEFAULT_GROUP if k["maxgroup"] is None else k["maxgroup"]
+        parts = [f"trace={k['trace']}", f"slo={k['slo']}", f"maxgroup={group}",
+                 f"drift={k['drift']}", f"policy={k['policy']}", f"seed={k['seed']}"]
+        if self.fidelity != "event":
+            parts.append(f"fidelity={self.fidelity}")
+        if not self.stochastic:
+            parts.append("phases=expected")
+        if not self.migration:
+            parts.append("migration=off")
+        if self.sync != "topology":
+            parts.append(f"sync={self.sync}")
+        if self.regroup_interval_h is not None:
+            parts.append(f"regroup={_label(self.regroup_interval_h)}h")
+        if self.failures is not None:
+            parts.append(f"failures={Path(self.failures).stem}")
+        return Path(*parts)
+
+    # ------------------------------------------------------------------ resolution
+
+    def policy_options(self) -> tuple[dict[str, Any], bool]:
+        """The policy's options, and whether the group-size limit applies."""
+        from rollmux.placement import policy_options
+
+        options, applied = group_size_options(self.policy, self.max_group_size)
+        if self.regroup_interval_h is not None:
+            if "regroup_interval_s" not in policy_options(self.policy):
+                raise ValueError(f"policy {self.policy!r} does not regroup periodically; "
+                                 f"drop --regroup-interval-h")
+            options["regroup_interval_s"] = self.regroup_interval_h * 3600.0
+        return options, applied
+
+
+def replay_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A replay's keys from its resolved configuration (``config.json``).
+
+    ``trace`` (the trace file's stem), ``slo`` (``trace`` or the override's label),
+    ``maxgroup`` (None: the policy's own limit), ``drift``, ``policy``, ``seed``; equal
+    to :meth:`ReplaySpec.keys` of the spec that wrote it. ValueError when a field is
+    missing (not a replay's configuration).
+    """
+    try:
+        return {"trace": Path(str(config["trace"])).stem,
+                "slo": config["slo_override"] or SLO_FROM_TRACE,
+                "maxgroup": config["max_group_size"], "drift": config["drift"],
+                "policy": config["policy"], "seed": int(config["seed"])}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a replay's configuration (missing or bad {exc})") from None
+
+
+def _sha256(path: Path) -> str:
+    """Hex digest of a file's bytes (recorded in config.json)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
+               progress: Callable[[int], None] | None = None) -> Any:
+    """Replay ``spec``; write its output folder to ``out`` (if given); the result.
+
+    Loads the hardware and the trace (a :class:`rollmux.traces.errors.TraceError` lists
+    an invalid trace's problems), applies the SLO setting, runs
+    :func:`rollmux.sim.engine.simulate_trace` and completes the resolved configuration
+    (``config.json``) with the spec. Returns the
+    :class:`~rollmux.sim.records.SimulationResult`. ``progress(n)`` is called as jobs
+    finish.
+    """
+    from rollmux.hardware import load_hardware
+    from rollmux.sim.drift import read_failures_csv
+    from rollmux.sim.engine import SimConfig, simulate_trace
+    from rollmux.traces.loader import load_trace
+
+    overrides = dict(spec.hardware_overrides)
+    hw = load_hardware(spec.hardware, overrides or None)
+    options, limit_applied = spec.policy_options()
+    jobs = override_slos(load_trace(spec.trace, hw), parse_slo(spec.slo), spec.seed)
+    failures = read_failures_csv(spec.failures) if spec.failures else ()
+    config = SimConfig(
+        fidelity=spec.fidelity,
+        stochastic=spec.stochastic,
+        migration=spec.migration,
+        drift=spec.drift,
+        sync=spec.sync,
+        record_phases=spec.record_phases,
+        failures=failures,
+        policy_options=tuple(options.items()),
+        **({"regroup_interval_s": spec.regroup_interval_h * 3600.0}
+           if spec.regroup_interval_h is not None else {}),
+    )
+    result = simulate_trace(jobs, spec.policy, hw, spec.seed, config, progress=progress)
+    result.config.update({
+        "trace": spec.trace,
+        "trace_sha256": _sha256(Path(spec.trace)),
+        "slo_override": None if spec.slo == SLO_FROM_TRACE else spec.slo,
+        "max_group_size": spec.max_group_size,
+        "max_group_size_applied": limit_applied,
+    })
+    if overrides:
+        result.config["hardware_overrides"] = overrides
+    if spec.hardware is not None:
+        result.config["hardware_file"] = spec.hardware
+    if spec.failures is not None:
+        result.config["failures_file"] = spec.failures
+    if out is not None:
+        write_result(result, Path(out))
+    return result
+
+
+def write_result(result: Any, out: str | Path) -> list[Path]:
+    """Write a :class:`SimulationResult`'s files as the folder ``out``, replacing it whole.
+
+    ``phases.csv`` (when the result has per-phase rows), ``events.csv``,
+    ``timeseries.csv``, ``jobs.csv``, ``config.json`` and ``summary.json``; nothing of an
+    earlier run stays in ``out``. Returns the final paths.
+    """
+    out = Path(out)
+    names = []
+    with replace_folder(out) as tmp:
+        if len(result.phases):
+            names.append(write_csv(result.phases, tmp / "phases.csv", FLOAT_FORMAT).name)
+        names.append(write_csv(result.events, tmp / "events.csv", FLOAT_FORMAT).name)
+        names.append(write_csv(result.timeseries, tmp / "timeseries.csv", FLOAT_FORMAT).name)
+        names.append(write_csv(result.jobs, tmp / "jobs.csv", FLOAT_FORMAT).name)
+        names.append(write_json(result.config, tmp / "config.json").name)
+        names.append(write_json(result.summary, tmp / "summary.json").name)
+    return [out / name for name in names]
