@@ -194,8 +194,6 @@ def test_closed_form_matches_the_verl_replay_at_bandwidth_scaling() -> None:
     assert _replay_cost(jobs, "verl", hw)[0] == pytest.approx(cost.usd_per_h, rel=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="rollmux.sim.analytic.colocation_ratio does not yet "
-                   "divide by perf.colocated_rollout_speedup (docs/findings-production.md)")
 def test_verl_replay_reads_the_fitted_speedup() -> None:
     """The veRL replay uses the fitted co-located rollout speed-up, as the closed form does."""
     hw = load_hardware()

@@ -62,10 +62,15 @@ class JobRuntime:
 
 def colocation_ratio(hw: Hardware, rollout_gpu_type: str, rollout_gpus: int,
                      train_gpu_type: str, train_gpus: int) -> float:
-    """Rollout time on the training GPUs over rollout time on the rollout GPUs (HBM bound)."""
+    """Rollout time on the training GPUs over rollout time on the rollout GPUs.
+
+    Decode is HBM-bandwidth bound, so the time scales with the aggregate bandwidth, over the
+    co-located speed-up ``perf.colocated_rollout_speedup`` (fit ``production_mix``), as in
+    :func:`rollmux.closedform.colocated_rollout_s`.
+    """
     rollout_bw = rollout_gpus * hw.gpu(rollout_gpu_type).hbm_bw_gbps
     train_bw = train_gpus * hw.gpu(train_gpu_type).hbm_bw_gbps
-    return rollout_bw / train_bw
+    return rollout_bw / train_bw / hw.perf.colocated_rollout_speedup
 
 
 def gpus_per_node(total: int, nodes: int, gpus_per_node_max: int) -> tuple[int, ...]:
