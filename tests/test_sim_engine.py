@@ -69,9 +69,11 @@ def test_solo_job_runs_its_iterations_back_to_back() -> None:
 
 
 def test_verl_job_time_shares_its_training_gpus() -> None:
-    """A veRL job: rollout rescaled to H800 bandwidth + training + two warm switches."""
+    """A veRL job: rollout rescaled to H800 bandwidth and the fitted co-located speed-up,
+    + training + two warm switches."""
     r = simulate_trace([job("a", 100.0, 50.0, iterations=3)], "verl", HW, 0, DET)
-    ratio = 4000.0 / 3350.0  # 8 H20 over 8 H800 HBM bandwidth
+    # 8 H20 over 8 H800 HBM bandwidth, over the co-located speed-up (fit production_mix)
+    ratio = 4000.0 / 3350.0 / HW.perf.colocated_rollout_speedup
     iteration = 100.0 * ratio + 50.0 + 2 * 2.0
     assert r.jobs.iloc[0].finish_s == pytest.approx(3 * iteration)
     assert r.summary["peak_gpus"] == {"H20": 0, "H800": 8}

@@ -374,12 +374,23 @@ class _Driver:
             train_gpus_per_node=gpus_per_node(t_gpus, len(tnodes), gpn),
         )
 
-    def _solo_s(self, job: RLJob, done: int = 0) -> float:
-        """The job's Solo-D iteration time over the iterations it completed.
+    def _solo_s(self, job: RLJob) -> float:
+        """The job's estimated solo iteration time: the paper's SLO reference (sec. 4.2).
 
-        With stochastic phase draws, solo uses the same draws (the job's own phase times,
-        its first ``done`` iterations), so a slowdown compares like with like: a job that
-        drew long responses would have been slow alone too. With expected times (or
+        "T_solo_k is the estimated iteration time when job k is running alone", estimated by
+        the one-shot profiler "at the job's configured maximum token limit" (sec. 4.2, 5): the
+        worst-case rollout and training of its phase profile plus sync, on its own GPUs.
+        """
+        times = job_profile(job, self.hw).times
+        sync = times.sync_flat_s if self.config.sync == "flat" else times.sync_s
+        return times.rollout_max_s + times.train_max_s + sync
+
+    def _solo_realised_s(self, job: RLJob, done: int = 0) -> float:
+        """The job's Solo-D iteration time over the iterations it completed, same draws.
+
+        Our earlier reference, kept as ``slowdown_realised``: with stochastic phase draws,
+        solo uses the job's own draws of its first ``done`` iterations, so a job that drew
+        long responses is not counted as slowed down by them; with expected times (or
         before any iteration), the phase model's expected Solo-D iteration.
         """
         times = job_profile(job, self.hw).times
@@ -553,17 +564,21 @@ class _Driver:
             job = st.job
             done = st.done if st.status != "running" else self.model.iterations_done(k)
             try:
-                solo = self._solo_s(job, done)
+                solo = self._solo_s(job)
+                solo_realised = self._solo_realised_s(job, done)
             except ValueError:  # the phase model cannot run it (a rejected job)
-                solo = math.nan
+                solo = solo_realised = math.nan
             achieved = st.running_s / done if done > 0 else math.nan
             slowdown = achieved / solo if done > 0 else math.nan
-            met = st.status == "completed" and slowdown_slo_met(slowdown, job.slo)
+            slowdown_realised = achieved / solo_realised if done > 0 else math.nan
+            completed = st.status == "completed"
+            met = completed and slowdown_slo_met(slowdown, job.slo)
+            met_realised = completed and slowdown_slo_met(slowdown_realised, job.slo)
             busy = self.model.busy_gpu_s(k) if st.incarnations else (0.0, 0.0)
             rows.append((k, job.job_id, job.arrival_s, job.slo, job.iterations, done, st.status,
                          st.strategy, st.group_id, st.admitted_s, st.finish_s, st.running_s,
-                         st.incarnations, solo, achieved, slowdown, met, busy[0], busy[1],
-                         st.reason))
+                         st.incarnations, solo, achieved, slowdown, met, solo_realised,
+                         slowdown_realised, met_realised, busy[0], busy[1], st.reason))
         return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
 
     def timeseries(self) -> pd.DataFrame:

@@ -65,6 +65,7 @@ JOB_COLUMNS: tuple[str, ...] = (
     "job", "job_id", "arrival_s", "slo", "iterations", "iterations_done", "status",
     "strategy", "group_id", "admitted_s", "finish_s", "running_s", "incarnations",
     "solo_iteration_s", "achieved_iteration_s", "slowdown", "slo_met",
+    "solo_iteration_realised_s", "slowdown_realised", "slo_met_realised",
     "busy_rollout_gpu_s", "busy_train_gpu_s", "reason",
 )
 
