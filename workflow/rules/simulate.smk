@@ -18,12 +18,15 @@ from rollmux.sim.sweeps import run_files, sweep_plan, trace_file
 
 SIM_PLAN = sweep_plan(config["sim"], config["seed"])
 SIM_OVERRIDES = config.get("hardware_overrides", {})
-SIM_RUN_DIR = "results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}"
+SIM_RUN_KEYS = "trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}{phases}"
+SIM_RUN_DIR = f"results/sim/{SIM_RUN_KEYS}"
 
 
 wildcard_constraints:
     maxgroup=r"\d+",
     seed=r"\d+",
+    # the spec's optional segment: expected (fixed) phase times instead of sampled ones
+    phases=r"(/phases=expected)?",
 
 
 rule sim_window:
@@ -55,9 +58,9 @@ rule sim_replay:
     params:
         overrides=SIM_OVERRIDES,
     log:
-        "results/logs/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}.log",
+        f"results/logs/sim/{SIM_RUN_KEYS}.log",
     benchmark:
-        "results/logs/sim/benchmark/trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}.tsv"
+        f"results/logs/sim/benchmark/{SIM_RUN_KEYS}.tsv"
     script:
         "../scripts/sim_replay.py"
 

@@ -19,6 +19,7 @@ spec = ReplaySpec(
     slo=w.slo,
     max_group_size=int(w.maxgroup),
     drift=w.drift,
+    stochastic=w.phases != "/phases=expected",
     hardware_overrides=tuple(dict(snakemake.params.overrides).items()),
     record_phases=False,
 )

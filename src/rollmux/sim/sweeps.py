@@ -87,7 +87,8 @@ METRIC_COLUMNS = ("metric", "value", "low", "high", "unit", "source", "note")
 
 @dataclass(frozen=True, slots=True, order=True)
 class RunKey:
-    """One replay: trace name, SLO setting, group-size limit, policy, seed and drift."""
+    """One replay: trace name, SLO setting, group-size limit, policy, seed, drift and
+    whether phase times are sampled (``stochastic``) or each job's fixed expected times."""
 
     trace: str
     slo: str
@@ -95,12 +96,13 @@ class RunKey:
     policy: str
     seed: int
     drift: str = "none"
+    stochastic: bool = True
 
     def spec(self, trace_path: str | Path | None = None) -> ReplaySpec:
         """The replay's spec (trace file: ``trace_path``, default :func:`trace_file`)."""
         return ReplaySpec(trace=str(trace_path or trace_file(self.trace)), policy=self.policy,
                           seed=self.seed, slo=self.slo, max_group_size=self.maxgroup,
-                          drift=self.drift, record_phases=False)
+                          drift=self.drift, stochastic=self.stochastic, record_phases=False)
 
     def path(self, root: str | Path = "results/sim") -> Path:
         """The replay's folder ``<root>/<ReplaySpec.path()>``."""
@@ -192,6 +194,13 @@ def _slo_label(value: Any) -> str:
     return ",".join(f"{p:g}" for p in parts)
 
 
+def _stochastic(phases: Any, key: str) -> bool:
+    """``phases`` of a config section (``stochastic`` or ``expected``) as a flag."""
+    if phases not in ("stochastic", "expected"):
+        raise ValueError(f"{key} must be 'stochastic' or 'expected', got {phases!r}")
+    return phases == "stochastic"
+
+
 def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0) -> SweepPlan:
     """Expand the config's ``sim`` section (workflow/schemas/sim.schema.yaml) into runs.
 
@@ -207,6 +216,8 @@ def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0) -> SweepPlan:
     prod_slo = _slo_label(prod.get("slo", "trace"))
     prod_group = int(prod.get("max_group_size", 5))
     prod_policies = tuple(prod.get("policies", ("rollmux", "solo-d", "verl")))
+    prod_stochastic = _stochastic(prod.get("phases", "stochastic"), "sim.production.phases")
+    sens_stochastic = _stochastic(sens.get("phases", "expected"), "sim.sensitivity.phases")
 
     workloads = dict(sens.get("workloads", {
         "BL": "simulation-balanced", "RH": "simulation-rollout-heavy",
@@ -235,17 +246,19 @@ def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0) -> SweepPlan:
         settings.append(Setting("maxgroup", str(int(size)), base_trace, base_slo, int(size)))
     mixed_setting = Setting("workload", default_workload, base_trace, base_slo, base_group)
 
-    def keys(trace: str, slo: str, group: int, names: Iterable[str]) -> tuple[RunKey, ...]:
-        return tuple(RunKey(trace, slo, group, p, s) for p in names for s in seeds)
+    def keys(trace: str, slo: str, group: int, names: Iterable[str], stochastic: bool
+             ) -> tuple[RunKey, ...]:
+        return tuple(RunKey(trace, slo, group, p, s, stochastic=stochastic)
+                     for p in names for s in seeds)
 
-    production = keys(prod_trace, prod_slo, prod_group, prod_policies)
+    production = keys(prod_trace, prod_slo, prod_group, prod_policies, prod_stochastic)
     sensitivity = tuple(k for st in settings
-                        for k in keys(st.trace, st.slo, st.maxgroup, policies))
-    mixed = keys(base_trace, base_slo, base_group, policies)
+                        for k in keys(st.trace, st.slo, st.maxgroup, policies, sens_stochastic))
+    mixed = keys(base_trace, base_slo, base_group, policies, sens_stochastic)
     fluid_runs = keys(prod_trace, prod_slo, prod_group,
-                      fluid.get("production_policies", prod_policies))
+                      fluid.get("production_policies", prod_policies), prod_stochastic)
     fluid_runs += keys(base_trace, base_slo, base_group,
-                       fluid.get("mixed_policies", policies))
+                       fluid.get("mixed_policies", policies), sens_stochastic)
     return SweepPlan(seeds=seeds, production=production, settings=tuple(settings),
                      sensitivity=sensitivity, mixed_setting=mixed_setting, mixed=mixed,
                      fluid=fluid_runs, reference=reference, window=window)
