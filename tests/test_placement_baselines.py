@@ -9,9 +9,20 @@ import pytest
 from test_placement_rollmux import H20_NODE, H800_NODE, HW, alone, join, mkjob
 
 from rollmux.closedform import job_phases_from_rljob, verl
+from rollmux.group import GroupStatus
 from rollmux.jobs import RLJob
-from rollmux.placement import GroupKind, Regrouping, Strategy, apply, empty_snapshot, get_policy
-from rollmux.placement.base import job_profile
+from rollmux.placement import (
+    ClusterSnapshot,
+    GroupKind,
+    Regrouping,
+    Strategy,
+    apply,
+    empty_snapshot,
+    get_policy,
+)
+from rollmux.placement.base import group_model, job_profile
+from rollmux.placement.greedy import GreedyPolicy
+from rollmux.placement.joinable import JOINABLE_READINGS, Candidate
 from rollmux.placement.regroup import migration_pause_s
 
 
@@ -118,11 +129,25 @@ def test_greedy_picks_the_most_idle_group_and_node() -> None:
     g2 = snap.jobs["C"].group_id
     snap = join(snap, mkjob("D", 100, 100), g2, (), snap.jobs["C"].train_nodes, new_rollout=1)
     job = mkjob("E", 500, 500, slo=1.0)
-    decision = get_policy("greedy").place(job, snap)
-    assert decision.strategy is Strategy.DIRECT_PACKING
-    assert decision.group_id == g2  # idle share 0.5 beats 0, though G0 is older
-    assert decision.rollout_nodes == snap.jobs["D"].rollout_nodes  # load 100 < 300
-    apply(snap, decision).check_invariants()
+    for joinable in JOINABLE_READINGS:
+        decision = get_policy("greedy", joinable=joinable).place(job, snap)
+        assert decision.strategy is Strategy.DIRECT_PACKING
+        assert decision.group_id == g2  # idle share 0.5 beats 0, though G0 is older
+        assert decision.rollout_nodes == snap.jobs["D"].rollout_nodes  # load 100 < 300
+        assert decision.new_nodes == ()
+        apply(snap, decision).check_invariants()
+
+
+def test_greedy_idle_share_values() -> None:
+    """The two idle measures on literal groups: pools 1 - busy share, bottleneck 1 - load/cycle."""
+    snap = alone(empty_snapshot(HW), mkjob("C", 300, 100))
+    g = snap.jobs["C"].group_id
+    snap = join(snap, mkjob("D", 100, 100), g, (), snap.jobs["C"].train_nodes, new_rollout=1)
+    cand = Candidate(snap.groups[g], (), ())
+    # T_meta = T_cycle = 400 s (C's chain); R busy 300 + 100 of 2 x 400, T busy 200 of 400.
+    assert GreedyPolicy(idle="pools").idle_share(cand, snap) == pytest.approx(1 - 600 / 1200)
+    # T_load = 300 (C's rollout node) against T_cycle = 400.
+    assert GreedyPolicy(idle="bottleneck").idle_share(cand, snap) == pytest.approx(0.25)
 
 
 def test_greedy_respects_memory() -> None:
@@ -130,6 +155,114 @@ def test_greedy_respects_memory() -> None:
     snap = alone(empty_snapshot(HW), mkjob("A", 100, 100, mem_gb=1500.0))
     decision = get_policy("greedy").place(mkjob("B", 100, 100, mem_gb=1000.0), snap)
     assert decision.strategy is Strategy.NEW_GROUP
+
+
+def _saturated_and_idle() -> tuple[ClusterSnapshot, str, str]:
+    """G0: two rollout-heavy jobs on one rollout and two training nodes (saturated, idle
+    share 0.583); G1: two jobs on their own rollout nodes sharing one training node
+    (under-utilised, idle share 0.5)."""
+    a = mkjob("A", 400, 50, train_gpus=16)
+    snap = alone(empty_snapshot(HW), a)
+    g0 = snap.jobs["A"].group_id
+    snap = join(snap, mkjob("B", 400, 50, train_gpus=16), g0, snap.jobs["A"].rollout_nodes,
+                snap.jobs["A"].train_nodes)
+    snap = alone(snap, mkjob("C", 300, 100))
+    g1 = snap.jobs["C"].group_id
+    snap = join(snap, mkjob("D", 100, 100), g1, (), snap.jobs["C"].train_nodes, new_rollout=1)
+    return snap, g0, g1
+
+
+def test_group_status_of_the_literal_groups() -> None:
+    """The fixture's statuses, computed by the group model (paper Fig. 6)."""
+    snap, g0, g1 = _saturated_and_idle()
+    assert group_model(snap.groups[g0], snap, True).status() is GroupStatus.SATURATED
+    assert group_model(snap.groups[g1], snap, True).status() is GroupStatus.UNDER_UTILISED
+
+
+def test_under_utilised_reading_skips_a_saturated_group() -> None:
+    """Reading S skips the saturated, idlest group; reading M joins it."""
+    snap, g0, g1 = _saturated_and_idle()
+    job = mkjob("E", 100, 100)
+    assert get_policy("greedy", joinable="memory-only").place(job, snap).group_id == g0
+    assert get_policy("greedy").place(job, snap).group_id == g1
+    s_groups = {get_policy("random", seed=s).place(job, snap).group_id for s in range(40)}
+    m_groups = {get_policy("random", seed=s, joinable="memory-only").place(job, snap).group_id
+                for s in range(40)}
+    assert g0 not in s_groups and g1 in s_groups
+    assert {g0, g1} <= m_groups
+
+
+def test_status_uses_worst_case_times_unless_told_otherwise() -> None:
+    """A group under-utilised at expected times but saturated at worst case is skipped by
+    default and joined with ``worst_case=False``."""
+    snap = alone(empty_snapshot(HW), mkjob("A", 100, 50, train_max_s=150))
+    g = snap.jobs["A"].group_id
+    snap = join(snap, mkjob("B", 100, 50, train_max_s=150), g, (), snap.jobs["A"].train_nodes,
+                new_rollout=1)
+    model = group_model(snap.groups[g], snap, worst_case=True)
+    assert model.status() is GroupStatus.SATURATED  # T_load 300 > T_cycle 250
+    assert group_model(snap.groups[g], snap, worst_case=False).status() is (
+        GroupStatus.UNDER_UTILISED)  # T_load 100 < T_cycle 150
+    job = mkjob("E", 100, 100)
+    assert get_policy("greedy").place(job, snap).new_group
+    assert get_policy("greedy", worst_case=False).place(job, snap).group_id == g
+    for seed in range(20):
+        assert get_policy("random", seed=seed).place(job, snap).new_group
+    joined = {get_policy("random", seed=s, worst_case=False).place(job, snap).group_id
+              for s in range(20)}
+    assert g in joined
+
+
+def test_random_choice_set_option_and_fallback() -> None:
+    """'option': every joinable group and a new one are drawn; 'fallback': never a new group
+    while some group can take the job, always one when none can."""
+    snap = alone(empty_snapshot(HW), mkjob("A", 300, 100))
+    snap = alone(snap, mkjob("B", 100, 300))
+    groups = set(snap.groups)
+    job = mkjob("C", 100, 100)
+    option = {get_policy("random", seed=s).place(job, snap) for s in range(60)}
+    assert {d.group_id for d in option if not d.new_group} == groups
+    assert any(d.new_group for d in option)
+    fallback = [get_policy("random", seed=s, new_group="fallback").place(job, snap)
+                for s in range(60)]
+    assert {d.group_id for d in fallback} == groups
+    big = mkjob("D", 100, 100, mem_gb=1000.0)
+    full = alone(alone(empty_snapshot(HW), mkjob("A", 1, 1, mem_gb=1500.0)),
+                 mkjob("B", 1, 1, mem_gb=1500.0))
+    assert get_policy("random", new_group="fallback").place(big, full).new_group
+
+
+def test_baselines_place_only_on_the_groups_own_nodes() -> None:
+    """A group with fewer nodes with room than the job needs is not joined: no node is
+    provisioned into an existing group (the job goes "within this group" or elsewhere)."""
+    snap = alone(empty_snapshot(HW), mkjob("A", 300, 100))  # one rollout, one training node
+    wide = mkjob("W", 100, 100, rollout_gpus=16)  # needs two rollout nodes
+    assert get_policy("greedy").place(wide, snap).new_group
+    for seed in range(20):
+        decision = get_policy("random", seed=seed, new_group="fallback").place(wide, snap)
+        assert decision.new_group
+    # Two rollout nodes, one of them without room: still not enough for W.
+    snap = alone(empty_snapshot(HW), mkjob("A", 300, 100, rollout_gpus=16))
+    g = snap.jobs["A"].group_id
+    crowded = snap.jobs["A"].rollout_nodes[0]
+    snap = join(snap, mkjob("F", 10, 10, mem_gb=1900.0), g, (crowded,),
+                snap.jobs["A"].train_nodes)
+    for joinable in JOINABLE_READINGS:
+        assert get_policy("greedy", joinable=joinable).place(wide, snap).new_group
+
+
+def test_baseline_options_are_validated() -> None:
+    """A bad reading option is a ValueError naming the option."""
+    for name, options, option in (
+        ("greedy", {"joinable": "all"}, "joinable"),
+        ("greedy", {"idle": "mean"}, "idle"),
+        ("greedy", {"worst_case": "yes"}, "worst_case"),
+        ("random", {"joinable": 1}, "joinable"),
+        ("random", {"new_group": "never"}, "new_group"),
+        ("random", {"worst_case": None}, "worst_case"),
+    ):
+        with pytest.raises(ValueError, match=option):
+            get_policy(name, **options)
 
 
 def test_migration_pause_interpolates_and_clamps() -> None:

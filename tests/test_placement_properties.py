@@ -26,7 +26,10 @@ from rollmux.placement import (
     release,
 )
 from rollmux.placement.base import job_profile
+from rollmux.placement.greedy import IDLE_MEASURES
+from rollmux.placement.joinable import JOINABLE_READINGS
 from rollmux.placement.optimum import optimal_partition, solo_cost_usd_per_h
+from rollmux.placement.random_policy import NEW_GROUP_RULES
 
 HW = load_hardware()
 GPUS = [(8, 8), (16, 8), (8, 16), (16, 16)]
@@ -145,7 +148,7 @@ def test_zero_cost_placement_taken_whenever_feasible(jobs: list[RLJob], seed: in
     """If any direct packing is feasible, RollMux's marginal cost is 0 (and > 0 otherwise)."""
     # Random builds arbitrary groups (it checks no SLO), a harder test bed than RollMux's own.
     *placed, arrival = jobs
-    snap = admit_all("random", placed, seed=seed)
+    snap = admit_all("random", placed, seed=seed, joinable="memory-only")
     for name, prune in (("rollmux", True), ("rollmux-noprune", False)):
         decision = get_policy(name).place(arrival, snap)
         feasible = _zero_cost_feasible(snap, arrival, prune)
@@ -154,32 +157,61 @@ def test_zero_cost_placement_taken_whenever_feasible(jobs: list[RLJob], seed: in
             assert decision.strategy is Strategy.DIRECT_PACKING
 
 
-@given(job_lists(max_size=6), st.integers(0, 2**16))
-def test_decisions_are_deterministic(jobs: list[RLJob], seed: int) -> None:
+BASELINE_READINGS = [
+    ("greedy", {"joinable": j, "idle": i, "worst_case": w})
+    for j in JOINABLE_READINGS for i in IDLE_MEASURES for w in (True, False)
+] + [
+    ("random", {"joinable": j, "new_group": n, "worst_case": w})
+    for j in JOINABLE_READINGS for n in NEW_GROUP_RULES for w in (True, False)
+]
+
+
+@given(job_lists(max_size=6), st.integers(0, 2**16), st.sampled_from(BASELINE_READINGS))
+def test_decisions_are_deterministic(
+    jobs: list[RLJob], seed: int, reading: tuple[str, dict[str, object]]
+) -> None:
     """Same inputs (and seed) give the same decisions and the same final snapshot."""
-    for name, options in (("rollmux", {}), ("greedy", {}), ("random", {"seed": seed})):
-        first = admit_all(name, jobs, **options)
-        second = admit_all(name, jobs, **options)
+    name, options = reading
+    seeded = {"seed": seed} if name == "random" else {}
+    for policy, opts in (("rollmux", {}), (name, {**options, **seeded})):
+        first = admit_all(policy, jobs, **opts)
+        second = admit_all(policy, jobs, **opts)
         assert dict(first.jobs) == dict(second.jobs)
         assert dict(first.nodes) == dict(second.nodes)
 
 
-@given(job_lists(max_size=8), st.integers(0, 2**16))
-def test_random_and_greedy_respect_host_memory(jobs: list[RLJob], seed: int) -> None:
-    """Random and Greedy only pin a job to nodes with room for its state."""
-    for name, options in (("random", {"seed": seed}), ("greedy", {})):
-        policy = get_policy(name, **options)
-        snap = empty_snapshot(HW)
-        for job in jobs:
-            decision = policy.place(job, snap)
-            profile = job_profile(job, HW)
-            for pins, mem in ((decision.rollout_nodes, profile.rollout_mem_gb),
-                              (decision.train_nodes, profile.train_mem_gb)):
-                for node in pins:
-                    if node in snap.nodes:
-                        assert snap.nodes[node].fits(mem)
-            snap = apply(snap, decision)
-            snap.check_invariants()
+@given(job_lists(max_size=8), st.integers(0, 2**16), st.sampled_from(BASELINE_READINGS),
+       st.integers(1, 5))
+def test_baseline_readings_keep_memory_group_size_and_status(
+    jobs: list[RLJob], seed: int, reading: tuple[str, dict[str, object]], max_group_size: int
+) -> None:
+    """Every reading of Random and Greedy: only nodes with room, at most ``max_group_size``
+    jobs per group, no node provisioned into an existing group, and under the
+    under-utilised reading only groups that were under-utilised (checked independently)."""
+    name, options = reading
+    seeded = {"seed": seed} if name == "random" else {}
+    policy = get_policy(name, max_group_size=max_group_size, **options, **seeded)
+    snap = empty_snapshot(HW)
+    for job in jobs:
+        decision = policy.place(job, snap)
+        assert decision.strategy in (Strategy.DIRECT_PACKING, Strategy.NEW_GROUP)
+        profile = job_profile(job, HW)
+        for pins, mem in ((decision.rollout_nodes, profile.rollout_mem_gb),
+                          (decision.train_nodes, profile.train_mem_gb)):
+            for node in pins:
+                if node in snap.nodes:
+                    assert snap.nodes[node].fits(mem)
+        if not decision.new_group:
+            assert decision.new_nodes == ()
+            before = snap.groups[decision.group_id]
+            assert len(before.jobs) < max_group_size
+            if options["joinable"] == "under-utilised":
+                model = group_model(snap, decision.group_id)
+                status = model.metrics(worst_case=bool(options["worst_case"])).status
+                assert status is GroupStatus.UNDER_UTILISED
+        snap = apply(snap, decision)
+        snap.check_invariants()
+        assert all(len(g.jobs) <= max_group_size for g in snap.groups.values())
 
 
 @given(job_lists(min_size=2, max_size=8), st.data())

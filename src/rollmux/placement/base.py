@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any, ClassVar, TypeVar, get_type_hints
 
 from rollmux.closedform import job_phases_from_rljob
-from rollmux.group import GroupJob
+from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.phasetimes import (
@@ -49,6 +49,7 @@ __all__ = [
     "feasible_nodes",
     "get_policy",
     "group_members",
+    "group_model",
     "job_profile",
     "new_group_placement",
     "node_price_usd_per_h",
@@ -428,6 +429,18 @@ def group_members(
             )
         )
     return tuple(members)
+
+
+def group_model(group: GroupState, snapshot: ClusterSnapshot, worst_case: bool
+                ) -> CoExecutionGroup:
+    """The group as a group model: its members (worst-case or expected phases) on its nodes."""
+    hw = snapshot.hw
+    return CoExecutionGroup(
+        jobs=group_members(group, snapshot, worst_case),
+        rollout_node_ids=group.rollout_nodes,
+        train_node_ids=group.train_nodes,
+        node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
+    )
 
 
 def admissible_profile(job: RLJob, snapshot: ClusterSnapshot) -> JobProfile | Placement:

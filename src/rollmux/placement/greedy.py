@@ -1,19 +1,32 @@
 """Greedy (Most-Idle) baseline: the group with the highest idle share, its most idle nodes.
 
-Idle share of a group: ``1 - (U_R * |R| + U_T * |T|) / (|R| + |T|)``, the node-weighted
-idle fraction of its rollout and training pools over one meta-iteration of the group
-model at *expected* phase times (what a monitor would observe). Among the shared groups
-with fewer than ``max_group_size`` jobs and enough memory-feasible nodes (the job's
-state fits; same GPU types), the most idle wins (ties: the older group). Inside it, the
-job goes on the nodes with the least summed phase time per meta-iteration (ties: node
-id order). It checks no SLO (a baseline, paper sec. 6.5); with no feasible group it
-opens a new one.
+Paper sec. 6.5: "Assigns arriving jobs to the group with the highest idle-time
+percentage. Within that group, it places the job on the most idle rollout and train
+nodes." It checks no SLO and provisions no node into an existing group; when no group
+can take the job it opens a new one. Options (docs/placement.md, "Random and Greedy: the
+readings"):
+
+* ``joinable``: ``"under-utilised"`` (default; only groups whose Fig. 6 status is
+  under-utilised, ``T_load < T_cycle``, with room for the job's state) or
+  ``"memory-only"`` (any group with room for its state); see
+  :mod:`rollmux.placement.joinable`.
+* ``idle``: the idle-time percentage of a group. ``"pools"`` (default): the GPU-weighted
+  idle share of its rollout and training pools over one round-robin meta-iteration,
+  ``1 - (U_R |R| + U_T |T|) / (|R| + |T|)`` (every node has the same GPUs);
+  ``"bottleneck"``: the idle share of its busiest node over the natural cycle,
+  ``1 - T_load / T_cycle`` (the slack of Fig. 6; <= 0 for a full or saturated group).
+* ``worst_case``: the group model's phase times, worst case (max tokens, default; the
+  profile Algorithm 1 computes group status with) or expected.
+
+Ties between groups go to the older group. Inside the group the job goes on the nodes
+with the least summed phase time per meta-iteration (the most idle: every node of a
+group shares its meta-iteration), ties by node id.
 """
 
 from __future__ import annotations
 
-from rollmux.group import CoExecutionGroup, NodeCapacity
-from rollmux.hardware import Hardware
+from typing import Literal
+
 from rollmux.jobs import RLJob
 from rollmux.placement.base import (
     Placement,
@@ -21,92 +34,81 @@ from rollmux.placement.base import (
     Strategy,
     admissible_profile,
     check_max_group_size,
-    feasible_nodes,
-    group_members,
     new_group_placement,
     register_policy,
 )
-from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState
+from rollmux.placement.joinable import (
+    JOINABLE_READINGS,
+    Candidate,
+    GroupModels,
+    Joinable,
+    check_choice,
+    joinable_groups,
+)
+from rollmux.placement.snapshot import ClusterSnapshot
 
-__all__ = ["GreedyPolicy"]
+__all__ = ["IDLE_MEASURES", "GreedyPolicy", "IdleMeasure"]
 
-_CACHE_MAX = 50_000
-
-
-class _Idle:
-    """Cached idle share and per-node load of one group state."""
-
-    __slots__ = ("idle_share", "node_load_s")
-
-    def __init__(self, idle_share: float, node_load_s: dict[str, float]) -> None:
-        self.idle_share = idle_share
-        self.node_load_s = node_load_s
+IdleMeasure = Literal["pools", "bottleneck"]
+IDLE_MEASURES: tuple[IdleMeasure, ...] = ("pools", "bottleneck")
 
 
 @register_policy("greedy")
 class GreedyPolicy(PlacementPolicy):
-    """Most-Idle: highest idle share group, least loaded memory-feasible nodes; no SLO check."""
+    """Most-Idle: the idlest group that can take the job, its least loaded nodes; no SLO check."""
 
     name = "greedy"
     options = frozenset({"max_group_size"})
 
-    def __init__(self, max_group_size: int = 5) -> None:
-        """Set the group-size limit."""
+    def __init__(
+        self,
+        max_group_size: int = 5,
+        joinable: Joinable = "under-utilised",
+        idle: IdleMeasure = "pools",
+        worst_case: bool = True,
+    ) -> None:
+        """Validate the options (ValueError names the option and the bad value)."""
         self.max_group_size = check_max_group_size(max_group_size)
-        self._cache: dict[int, tuple[GroupState, Hardware, _Idle]] = {}
+        self.joinable: Joinable = check_choice("joinable", joinable, JOINABLE_READINGS)
+        self.idle: IdleMeasure = check_choice("idle", idle, IDLE_MEASURES)
+        self._models = GroupModels(worst_case)
+        self.worst_case = worst_case
 
-    def _idle(self, group: GroupState, snapshot: ClusterSnapshot) -> _Idle:
-        """The group's idle share and node loads (cached per group state)."""
-        hit = self._cache.get(id(group))
-        if hit is not None and hit[0] is group and hit[1] is snapshot.hw:
-            return hit[2]
-        hw = snapshot.hw
-        model = CoExecutionGroup(
-            jobs=group_members(group, snapshot, worst_case=False),
-            rollout_node_ids=group.rollout_nodes,
-            train_node_ids=group.train_nodes,
-            node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
-        )
-        m = model.metrics()
+    def idle_share(self, candidate: Candidate, snapshot: ClusterSnapshot) -> float:
+        """The group's idle-time percentage (as a fraction) under the ``idle`` measure."""
+        group = candidate.group
+        if self.idle == "bottleneck":
+            model = self._models.model(group, snapshot)
+            return 1.0 - model.t_load_s() / model.t_cycle_s()
+        m = self._models.metrics(group, snapshot)
         n_r, n_t = len(group.rollout_nodes), len(group.train_nodes)
         busy = m.rollout_utilisation * n_r + m.train_utilisation * n_t
-        loads = {node: load for (_, node), load in model.node_load_s().items()}
-        idle = _Idle(1.0 - busy / (n_r + n_t), {str(k): v for k, v in loads.items()})
-        if len(self._cache) >= _CACHE_MAX:
-            self._cache.clear()
-        self._cache[id(group)] = (group, hw, idle)
-        return idle
+        return 1.0 - busy / (n_r + n_t)
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
-        """The most idle feasible group and its least loaded feasible nodes."""
+        """The most idle group that can take the job and its least loaded nodes."""
         profile = admissible_profile(job, snapshot)
         if isinstance(profile, Placement):
             return profile
-        best = None
-        best_key: tuple[float, int] | None = None
-        for group in snapshot.groups.values():
-            if group.kind is not GroupKind.SHARED or len(group.jobs) >= self.max_group_size:
-                continue
-            roll_ok, train_ok = feasible_nodes(group, snapshot, job, profile)
-            if len(roll_ok) < profile.rollout_nodes or len(train_ok) < profile.train_nodes:
-                continue
-            idle = self._idle(group, snapshot)
-            key = (-idle.idle_share, group.serial)
-            if best_key is None or key < best_key:
-                best, best_key = (group, roll_ok, train_ok, idle), key
-        if best is None:
+        candidates = joinable_groups(
+            job, profile, snapshot, max_group_size=self.max_group_size,
+            joinable=self.joinable, models=self._models,
+        )
+        if not candidates:
             return new_group_placement(job, profile, snapshot)
-        group, roll_ok, train_ok, idle = best
+        # Candidates come in creation order and max() keeps the first maximum: the older
+        # group wins a tie.
+        best = max(candidates, key=lambda c: self.idle_share(c, snapshot))
+        load = self._models.node_load_s(best.group, snapshot)
 
-        def least_loaded(nodes: list[str], k: int) -> tuple[str, ...]:
-            ranked = sorted(nodes, key=lambda n: (idle.node_load_s[n], len(n), n))
-            return tuple(ranked[:k])
+        def least_loaded(nodes: tuple[str, ...], k: int) -> tuple[str, ...]:
+            return tuple(sorted(nodes, key=lambda n: (load[n], len(n), n))[:k])
 
         return Placement(
             job=job,
             strategy=Strategy.DIRECT_PACKING,
-            group_id=group.group_id,
-            rollout_nodes=least_loaded(roll_ok, profile.rollout_nodes),
-            train_nodes=least_loaded(train_ok, profile.train_nodes),
+            group_id=best.group.group_id,
+            rollout_nodes=least_loaded(best.rollout_nodes, profile.rollout_nodes),
+            train_nodes=least_loaded(best.train_nodes, profile.train_nodes),
             profile=profile,
         )
