@@ -359,3 +359,22 @@ def test_policies_declare_their_options() -> None:
         get_policy("rollmux", seed=1)
     with pytest.raises(ValueError, match="unknown policy"):
         policy_options("nope")
+
+
+def test_declared_options_match_every_constructor() -> None:
+    """Each registered policy class declares exactly its constructor's keyword options
+    (classes whose constructor forwards ``**options``, the variants, declare a subset)."""
+    import inspect
+
+    from rollmux.placement import policy_names
+    from rollmux.placement.base import _factory, policy_options
+
+    for name in policy_names():
+        factory = _factory(name)
+        if not isinstance(factory, type):
+            continue
+        params = list(inspect.signature(factory).parameters.values())
+        if any(p.kind is p.VAR_KEYWORD for p in params):
+            continue
+        named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        assert policy_options(name) == frozenset(named), name

@@ -58,7 +58,7 @@ class GreedyPolicy(PlacementPolicy):
     """Most-Idle: the idlest group that can take the job, its least loaded nodes; no SLO check."""
 
     name = "greedy"
-    options = frozenset({"max_group_size"})
+    options = frozenset({"max_group_size", "joinable", "idle", "worst_case"})
 
     def __init__(
         self,

@@ -57,7 +57,7 @@ class RandomPolicy(PlacementPolicy):
     """A random group that can take the job (or a new one), random nodes; no SLO check."""
 
     name = "random"
-    options = frozenset({"rng", "seed", "max_group_size"})
+    options = frozenset({"rng", "seed", "max_group_size", "joinable", "new_group", "worst_case"})
 
     def __init__(
         self,
