@@ -194,7 +194,9 @@ def _durations(rng: np.random.Generator, n: int) -> list[float]:
 
 
 def _unsaturated(
-    rng: np.random.Generator, rollout_node: list[tuple[int, ...]], train_node: list[tuple[int, ...]]
+    rng: np.random.Generator,
+    rollout_node: Sequence[tuple[int, ...]],
+    train_node: Sequence[tuple[int, ...]],
 ) -> Instance:
     n = len(rollout_node)
     anchor = int(rng.integers(n))
@@ -379,7 +381,7 @@ def order_search_gap(n_instances: int, seed: int, exact_limit: int = 20_000) -> 
     and ``gap = heuristic / exact - 1``.
     """
     rng = np.random.default_rng([seed, 99])
-    rows = []
+    rows: list[dict[str, object]] = []
     while len(rows) < n_instances:
         n = int(rng.integers(4, 6))
         r_pins = tuple(_gang_or_single(rng) for _ in range(n))
