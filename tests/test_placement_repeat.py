@@ -19,7 +19,7 @@ from rollmux.closedform import JobPhases
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.placement import Strategy, apply, empty_snapshot, get_policy, policy_names
 from rollmux.placement.base import group_members, node_price_usd_per_h
-from rollmux.placement.rollmux_repeat import GroupPlan, RollMuxRepeatPolicy, plan_group
+from rollmux.placement.rollmux_repeat import RollMuxRepeatPolicy, SchedulePlan, plan_group
 from rollmux.placement.snapshot import ClusterSnapshot
 from rollmux.schedule.graph import build_schedule
 from rollmux.schedule.maxplus import steady_state_period
@@ -142,7 +142,7 @@ def test_plan_group_is_pure_and_never_below_round_robin() -> None:
     price_r, price_t = node_price_usd_per_h(HW, "H20"), node_price_usd_per_h(HW, "H800")
     plan = plan_group(group, price_r, price_t)
     assert plan == plan_group(group, price_r, price_t)
-    assert isinstance(plan, GroupPlan)
+    assert isinstance(plan, SchedulePlan)
     assert plan.cost_weighted_utilisation > plan.round_robin_utilisation > 0
     assert plan.multiplicity == {"L": 1, "M": 3}
     assert plan.iteration_s("M") <= 6.0 * 200.0

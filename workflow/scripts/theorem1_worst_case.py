@@ -11,16 +11,7 @@ logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
 settings = dict(snakemake.params.settings)
 family = snakemake.wildcards.family
 seed = int(snakemake.params.seed)
-budget = Budget(
-    max_multiplicity=int(settings["max_multiplicity"]),
-    examples=int(settings["examples"]),
-    optimizer_generations=int(settings["optimizer_generations"]),
-    optimizer_popsize=int(settings["optimizer_popsize"]),
-    optimizer_starts=int(settings["optimizer_starts"]),
-    polish_evaluations=int(settings["polish_evaluations"]),
-    max_vectors=int(settings["max_vectors"]),
-    local_evaluations=int(settings["local_evaluations"]),
-)
+budget = Budget.from_settings(settings)
 start = time.perf_counter()
 cells = worst_case_table([family], list(settings["sizes"]), int(settings["max_duration_s"]),
                          budget, seed, progress=True)

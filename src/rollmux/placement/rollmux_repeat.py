@@ -55,14 +55,14 @@ from rollmux.placement.rollmux import RollMuxPolicy, admission_phases
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
 from rollmux.schedule.repeat import repeat_schedule
 
-__all__ = ["GroupPlan", "RollMuxRepeatPolicy", "plan_group"]
+__all__ = ["RollMuxRepeatPolicy", "SchedulePlan", "plan_group"]
 
 REL_TOL = 1e-9
 NodeOrders = tuple[tuple[str, tuple[str, ...]], ...]
 
 
 @dataclass(frozen=True)
-class GroupPlan:
+class SchedulePlan:
     """A group's intra-group schedule: multiplicities, node orders, period, utilisation.
 
     ``node_orders`` is ``None`` for round-robin (every job once, the group's order);
@@ -91,7 +91,7 @@ def plan_group(
     exact_limit: int = 2_000,
     local_evaluations: int = 200,
     max_vectors: int | None = 48,
-) -> GroupPlan | None:
+) -> SchedulePlan | None:
     """The highest cost-weighted-utilisation schedule meeting every member's SLO.
 
     ``group``'s jobs carry the phases to plan with (worst-case for admission) and their
@@ -133,7 +133,7 @@ def plan_group(
             (str(node_id), tuple(ids[i] for i in seq))
             for (_, node_id), seq in sorted(result.node_orders.items(), key=lambda kv: str(kv[0]))
         )
-    return GroupPlan(
+    return SchedulePlan(
         multiplicity=dict(zip(ids, result.multiplicity, strict=True)),
         node_orders=orders,
         period_s=result.period_s,
@@ -182,7 +182,7 @@ class RollMuxRepeatPolicy(PlacementPolicy):
     # ------------------------------------------------------------------- planning
 
     def _plan(self, group: CoExecutionGroup, snapshot: ClusterSnapshot,
-              rollout_type: str, train_type: str) -> GroupPlan | None:
+              rollout_type: str, train_type: str) -> SchedulePlan | None:
         """:func:`plan_group` with this policy's search settings and node prices."""
         hw = snapshot.hw
         return plan_group(
@@ -208,7 +208,7 @@ class RollMuxRepeatPolicy(PlacementPolicy):
             node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
         )
 
-    def replan(self, group_id: str, snapshot: ClusterSnapshot) -> GroupPlan | None:
+    def replan(self, group_id: str, snapshot: ClusterSnapshot) -> SchedulePlan | None:
         """The best schedule of an existing group as it stands (e.g. after a departure)."""
         group = snapshot.groups[group_id]
         nodes = snapshot.nodes
@@ -340,7 +340,7 @@ class RollMuxRepeatPolicy(PlacementPolicy):
         return best[1] if best is not None else None
 
 
-def plan_is_feasible(plan: GroupPlan, group: CoExecutionGroup) -> bool:
+def plan_is_feasible(plan: SchedulePlan, group: CoExecutionGroup) -> bool:
     """Whether every member's average iteration ``P / m_j`` is within ``SLO_j * T_solo_j``."""
     return all(
         plan.iteration_s(j.job_id) <= j.slo * j.phases.solo_iteration_s * (1.0 + REL_TOL)

@@ -44,8 +44,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import pandas as pd
@@ -301,6 +301,25 @@ class Budget:
             or self.max_vectors < 1
         ):
             raise ValueError(f"max_vectors = {self.max_vectors!r}: expected None or an int >= 1")
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, object]) -> Budget:
+        """The budget named by ``settings`` (e.g. a config section); other keys are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in settings.items() if k in names})  # type: ignore[arg-type]
+
+
+# Command-line flags of the budget: (flag, Budget field, help).
+_BUDGET_FLAGS: tuple[tuple[str, str, str], ...] = (
+    ("--max-multiplicity", "max_multiplicity", "iterations per job and meta-iteration, 1..M"),
+    ("--examples", "examples", "Hypothesis draws per cell"),
+    ("--generations", "optimizer_generations", "optimiser generations"),
+    ("--popsize", "optimizer_popsize", "optimiser population factor"),
+    ("--starts", "optimizer_starts", "structures the optimiser starts from"),
+    ("--polish", "polish_evaluations", "compass-search evaluations per cell"),
+    ("--vectors", "max_vectors", "multiplicity vectors searched per instance"),
+    ("--local-evaluations", "local_evaluations", "periods per vector in the order local search"),
+)
 
 
 @dataclass(frozen=True)
@@ -723,38 +742,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
     parser.add_argument("--sizes", nargs="+", type=int, default=[2, 3, 4, 5, 6])
     parser.add_argument("--max-duration", type=int, default=9, help="durations 1..D (s)")
-    parser.add_argument("--max-multiplicity", type=int, default=3)
     defaults = Budget()
-    parser.add_argument("--examples", type=int, default=defaults.examples,
-                        help="Hypothesis draws per cell")
-    parser.add_argument("--generations", type=int, default=defaults.optimizer_generations,
-                        help="optimiser generations")
-    parser.add_argument("--popsize", type=int, default=defaults.optimizer_popsize,
-                        help="optimiser population factor")
-    parser.add_argument("--starts", type=int, default=defaults.optimizer_starts,
-                        help="structures the optimiser starts from")
-    parser.add_argument("--polish", type=int, default=defaults.polish_evaluations,
-                        help="compass-search evaluations per cell")
-    parser.add_argument("--vectors", type=int, default=defaults.max_vectors,
-                        help="multiplicity vectors searched per instance")
-    parser.add_argument("--local-evaluations", type=int, default=defaults.local_evaluations,
-                        help="periods per vector in the order local search")
+    for flag, name, help_text in _BUDGET_FLAGS:
+        parser.add_argument(flag, type=int, dest=name, default=getattr(defaults, name),
+                            help=help_text)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("results/theorem1/worst_case.csv"))
     parser.add_argument("--check-out", type=Path, default=None, help="exhaustive check CSV")
     parser.add_argument("--check-sizes", nargs="+", type=int, default=[2])
     parser.add_argument("--check-max-duration", type=int, default=3)
     args = parser.parse_args(argv)
-    budget = Budget(
-        max_multiplicity=args.max_multiplicity,
-        examples=args.examples,
-        optimizer_generations=args.generations,
-        optimizer_popsize=args.popsize,
-        optimizer_starts=args.starts,
-        polish_evaluations=args.polish,
-        max_vectors=args.vectors,
-        local_evaluations=args.local_evaluations,
-    )
+    budget = Budget.from_settings({name: getattr(args, name) for _, name, _ in _BUDGET_FLAGS})
     table = worst_case_table(args.families, args.sizes, args.max_duration, budget, args.seed,
                              progress=True)
     write_csv(table, args.out, float_format="%.9g")
