@@ -196,13 +196,17 @@ class RollMuxRepeatPolicy(PlacementPolicy):
         )
 
     def _group_model(self, group: GroupState, snapshot: ClusterSnapshot,
-                     extra: GroupJob | None = None,
-                     new_rollout: Sequence[str] = ()) -> CoExecutionGroup:
-        """The group's members (admission phases) as a group model, plus ``extra`` last."""
-        members = group_members(group, snapshot, self.base.worst_case)
+                     extra: GroupJob | None = None, new_rollout: Sequence[str] = (),
+                     members: Sequence[GroupJob] | None = None) -> CoExecutionGroup:
+        """The group's members (admission phases) as a group model, plus ``extra`` last.
+
+        ``members``: the group's members already built (one decision reuses them).
+        """
+        if members is None:
+            members = group_members(group, snapshot, self.base.worst_case)
         hw = snapshot.hw
         return CoExecutionGroup(
-            jobs=(*members, extra) if extra is not None else members,
+            jobs=(*members, extra) if extra is not None else tuple(members),
             rollout_node_ids=(*group.rollout_nodes, *new_rollout),
             train_node_ids=group.train_nodes,
             node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
@@ -287,7 +291,8 @@ class RollMuxRepeatPolicy(PlacementPolicy):
             roll_ok, train_ok = feasible_nodes(group, snapshot, job, profile)
             if len(train_ok) < n_t:
                 continue
-            current = self._group_model(group, snapshot)
+            members = group_members(group, snapshot, self.base.worst_case)
+            current = self._group_model(group, snapshot, members=members)
             if self.base.prune_saturated and current.t_load_s() >= current.t_cycle_s() * (
                 1.0 - REL_TOL
             ):
@@ -304,7 +309,7 @@ class RollMuxRepeatPolicy(PlacementPolicy):
                     continue
                 for t_combo in itertools.combinations(sorted(train_ok), n_t):
                     member = self._member(job, profile, phases, (*r_existing, *r_new), t_combo)
-                    model = self._group_model(group, snapshot, member, r_new)
+                    model = self._group_model(group, snapshot, member, r_new, members)
                     if max(model.t_load_s(), model.t_cycle_s()) > limit * (1.0 + REL_TOL):
                         continue  # no schedule can meet every SLO (docstring)
                     candidates.append((cost, group.serial, r_existing, len(r_new), t_combo,

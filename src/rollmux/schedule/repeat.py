@@ -301,6 +301,13 @@ def repeat_schedule(
     best: tuple[float, tuple[int, ...], State, float] | None = None
     if feasible(ones, rr_period):
         best = (rr_util, ones, rr_state, rr_period)
+    if caps is not None and best is None:
+        # Round-robin misses a cap: first the cheap question whether any vector's lower
+        # bound lets every job meet its cap (an SLO-constrained planner mostly asks it).
+        vectors = _multiplicity_vectors(group, max_multiplicity, True)
+        lbs = period_lower_bounds_s(group, np.asarray(vectors), pair_caps(group))
+        if not any(feasible(m, lb) for m, lb in zip(vectors, lbs.tolist(), strict=True)):
+            return None
     # The LP bound over every vector: once reached, nothing is left to find.
     ceiling = group_utilisation_upper_bound(group, coef, float(max_multiplicity))
     scored = []
