@@ -32,7 +32,6 @@ job runs at least once) and job k needs ``P <= m_k SLO_k T_solo_k <= M SLO_k T_s
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -344,10 +343,3 @@ class RollMuxRepeatPolicy(PlacementPolicy):
                 ))
         return best[1] if best is not None else None
 
-
-def plan_is_feasible(plan: SchedulePlan, group: CoExecutionGroup) -> bool:
-    """Whether every member's average iteration ``P / m_j`` is within ``SLO_j * T_solo_j``."""
-    return all(
-        plan.iteration_s(j.job_id) <= j.slo * j.phases.solo_iteration_s * (1.0 + REL_TOL)
-        for j in group.jobs
-    ) and math.isfinite(plan.period_s)
