@@ -4,6 +4,7 @@
     rollmux model microbench --out results/models/microbench.csv
     rollmux gantt --job-types A A --out results/gantt/phases.csv
     rollmux theorem1 --instances 200 --seed 0 --out results/theorem1/summary.csv
+    rollmux theorem1-worst-case --sizes 2 3 4 --out results/theorem1/worst_case.csv
     rollmux calibration                                    phase-model calibration table
     rollmux bench placement --jobs 2000 --seed 0           RollMux decision latency (JSON)
     rollmux bench optimum --jobs 13 --seed 0               exact offline optimum (JSON)
@@ -161,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, module, text in (
         ("theorem1", "rollmux.theorem1", "Theorem 1 boundary map (see docs/theorem1.md)"),
+        ("theorem1-worst-case", "rollmux.theorem1.worst_case",
+         "round-robin's worst case per family and group size (see docs/theorem1.md)"),
         ("calibration", "rollmux.calibration", "phase-time model calibration table"),
     ):
         forward = sub.add_parser(name, help=text, add_help=False)

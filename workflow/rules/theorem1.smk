@@ -1,4 +1,7 @@
-# Theorem 1 boundary map: where round-robin is (and is not) utilisation-optimal.
+# Theorem 1: the boundary map (where round-robin is, and is not, utilisation-optimal) and
+# round-robin's worst case per family and group size (docs/theorem1.md).
+
+WORST_CASE = config["theorem1"]["worst_case"]
 
 
 rule theorem1_summary:
@@ -15,4 +18,69 @@ rule theorem1_summary:
         "../scripts/theorem1_summary.py"
 
 
-TARGETS.append(rules.theorem1_summary.output.summary)
+rule theorem1_worst_case_family:
+    conda:
+        ENV
+    wildcard_constraints:
+        family="[a-z_]+",
+    output:
+        cells="results/theorem1/worst_case/family={family}/cells.csv",
+        check="results/theorem1/worst_case/family={family}/check.csv",
+    params:
+        settings=WORST_CASE,
+        seed=config["seed"],
+    log:
+        "results/logs/theorem1_worst_case/family={family}.log",
+    script:
+        "../scripts/theorem1_worst_case.py"
+
+
+rule theorem1_worst_case:
+    conda:
+        ENV
+    input:
+        cells=expand(
+            "results/theorem1/worst_case/family={family}/cells.csv",
+            family=WORST_CASE["families"],
+        ),
+        checks=expand(
+            "results/theorem1/worst_case/family={family}/check.csv",
+            family=WORST_CASE["families"],
+        ),
+    output:
+        table="results/theorem1/worst_case.csv",
+        check="results/theorem1/worst_case_check.csv",
+    log:
+        "results/logs/theorem1_worst_case.log",
+    script:
+        "../scripts/theorem1_worst_case_merge.py"
+
+
+rule fig_theorem1_worst_case:
+    conda:
+        ENV
+    input:
+        table="results/theorem1/worst_case.csv",
+    output:
+        png=report(
+            "figures/fig_theorem1_worst_case.png",
+            caption="../report/fig_theorem1_worst_case.rst",
+            category="Model figures",
+        ),
+        pdf="figures/fig_theorem1_worst_case.pdf",
+    params:
+        python=sys.executable,
+    log:
+        "results/logs/fig_theorem1_worst_case.log",
+    shell:
+        "{params.python} analysis/fig_theorem1_worst_case.py --table {input.table} "
+        "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+TARGETS.extend(
+    [
+        rules.theorem1_summary.output.summary,
+        *rules.theorem1_worst_case.output,
+        *rules.fig_theorem1_worst_case.output,
+    ]
+)

@@ -274,6 +274,7 @@ def _load_builtin_policies() -> None:
         random_policy,
         regroup,
         rollmux,
+        rollmux_repeat,
         solo_d,
         variants,
         verl,

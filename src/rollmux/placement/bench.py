@@ -32,7 +32,8 @@ __all__ = ["bench_placement", "compare_policies", "slo_attainment"]
 # rollmux.placement.optimum.bench_optimum).
 _BENCHABLE = frozenset(
     {"rollmux", "rollmux-noprune", "rollmux-expected", "rollmux-ordersearch",
-     "rollmux-costweighted", "solo-d", "verl", "gavel-plus", "random", "greedy"}
+     "rollmux-costweighted", "rollmux-repeat", "solo-d", "verl", "gavel-plus", "random",
+     "greedy"}
 )
 
 

@@ -112,18 +112,21 @@ def simple_cycle_bound(
     return bound
 
 
-def period_is_at_most(graph: EventGraph, period: float) -> bool:
+def period_is_at_most(graph: EventGraph, period: float, max_sweeps: int | None = None) -> bool:
     """Whether the schedule runs with a period of ``period`` (no cycle has a larger mean).
 
     Bellman-Ford on weights ``w - period * tokens``: sweep the token-free edges in
     topological order, then relax the one-token edges; when a sweep leaves every
     one-token edge satisfied, the potentials are a periodic schedule of that period, a
     certificate. If none is found within the Bellman-Ford bound, a cycle is heavier.
+    With ``max_sweeps``, give up (``False``, which then proves nothing) after that many
+    sweeps: a cheap test whose ``True`` is still a certificate.
     """
     preds, topo, token_edges = graph
     eps = 1e-9 * max(1.0, abs(period))
     start = [0.0] * len(topo)
-    for _ in range(len(topo) + 1):
+    sweeps = len(topo) + 1 if max_sweeps is None else min(max_sweeps, len(topo) + 1)
+    for _ in range(sweeps):
         for v in topo:
             best = start[v]
             for u, w in preds[v]:
@@ -305,6 +308,7 @@ def period_of_event_graph(
     chains: Sequence[Sequence[int]],
     lags: Sequence[float],
     sequences: Sequence[Sequence[int]],
+    certificate_sweeps: int | None = None,
 ) -> float:
     """Exact steady-state period of an event graph given as lists (``inf`` on deadlock).
 
@@ -312,12 +316,15 @@ def period_of_event_graph(
     certificate shows the schedule runs at that period (the common case, e.g. every
     group with one training node and single-node pinnings), it is the answer. Otherwise
     Howard's policy iteration on the reduced graph finds the maximum cycle mean.
+    ``certificate_sweeps`` caps the certificate's Bellman-Ford sweeps (see
+    :func:`period_is_at_most`): faster where the bound is rarely the period (schedules
+    with repetitions), the result stays exact.
     """
     graph = build_event_graph(durations, chains, lags, sequences)
     if graph is None:
         return math.inf
     bound = simple_cycle_bound(durations, chains, lags, sequences)
-    if period_is_at_most(graph, bound):
+    if period_is_at_most(graph, bound, certificate_sweeps):
         return bound
     reduced = _reduce(graph, len(durations))
     result = max_cycle_mean_howard(reduced)

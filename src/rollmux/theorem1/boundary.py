@@ -194,7 +194,8 @@ def _durations(rng: np.random.Generator, n: int) -> list[float]:
 
 
 def _unsaturated(
-    rng: np.random.Generator, rollout_node: Sequence[tuple[int, ...]],
+    rng: np.random.Generator,
+    rollout_node: Sequence[tuple[int, ...]],
     train_node: Sequence[tuple[int, ...]],
 ) -> Instance:
     n = len(rollout_node)

@@ -1,0 +1,75 @@
+"""Ours: round-robin's worst case, best schedule / round-robin against group size.
+
+Reads rule theorem1_worst_case's table (results/theorem1/worst_case.csv,
+``rollmux.theorem1.worst_case``: per family of the boundary map, objective and group
+size, the largest ratio an adversarial search found, with the proven upper bound on that
+instance's ratio) and draws one panel per objective: the ratio against the number of
+jobs, one line per family, a bar from each point up to its instance's bound.
+
+    python analysis/fig_theorem1_worst_case.py --table results/theorem1/worst_case.csv \
+        --png figures/fig_theorem1_worst_case.png --pdf figures/fig_theorem1_worst_case.pdf
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+
+import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
+
+OBJECTIVES = (("aggregate", "aggregate utilisation"),
+              ("cost_weighted", "cost-weighted utilisation"))
+FAMILY_ORDER = ("a_one_rollout_one_train", "b_shared_train", "c_crossing", "d_cost_weighted",
+                "e_saturated")
+
+
+def _label(family: str) -> str:
+    """``a_one_rollout_one_train`` -> ``(a) one rollout one train``."""
+    key, _, rest = family.partition("_")
+    return f"({key}) {rest.replace('_', ' ')}"
+
+
+def draw(table: pd.DataFrame) -> plt.Figure:
+    """One panel per objective: worst ratio found against group size, per family."""
+    apply_style()
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.4), sharey=True)
+    top = float(table["upper_bound_ratio"].max())
+    for ax, (objective, title) in zip(axes, OBJECTIVES, strict=True):
+        part = table[table["objective"] == objective]
+        for family in FAMILY_ORDER:
+            rows = part[part["family"] == family].sort_values("n_jobs")
+            if rows.empty:
+                continue
+            colour = JOB_COLOURS[FAMILY_ORDER.index(family) % len(JOB_COLOURS)]
+            ax.plot(rows["n_jobs"], rows["ratio"], marker="o", color=colour,
+                    label=_label(family))
+            ax.vlines(rows["n_jobs"], rows["ratio"], rows["upper_bound_ratio"], color=colour,
+                      alpha=0.35, linewidth=3)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        ax.set_title(title, loc="left")
+        ax.set_xlabel("jobs in the group")
+        ax.set_xticks(sorted(table["n_jobs"].unique()))
+        ax.set_ylim(0.98, max(1.05, top * 1.03))
+    axes[0].set_ylabel("best schedule / round-robin")
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Read the worst-case table, write PNG and PDF."""
+    return figure_main(
+        __doc__, {"table": "worst-case CSV"}, draw, argv,
+        note=lambda table: f"worst ratio {table['ratio'].max():.4f}",
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
