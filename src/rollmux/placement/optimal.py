@@ -176,6 +176,7 @@ class OptimalPolicy(PlacementPolicy):
     """Free regrouping to the minimum-cost partition at every arrival (a lower bound)."""
 
     name = "optimal"
+    options = frozenset({"max_group_size", "time_limit_s"})
 
     def __init__(self, max_group_size: int = 5, time_limit_s: float | None = None) -> None:
         """Set the group-size limit and the optimum's time budget per decision.

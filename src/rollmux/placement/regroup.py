@@ -48,6 +48,7 @@ class RegroupPolicy(PlacementPolicy):
     """RollMux between re-solves; hourly optimal regrouping with migration pauses."""
 
     name = "regroup"
+    options = frozenset({"regroup_interval_s", "max_group_size", "time_limit_s"})
 
     def __init__(
         self,

@@ -111,6 +111,8 @@ class RollMuxPolicy(PlacementPolicy):
     """Algorithm 1: least marginal provisioning cost subject to memory and every SLO."""
 
     name = "rollmux"
+    options = frozenset({"max_group_size", "prune_saturated", "worst_case", "order_search",
+                         "objective", "order_search_limit"})
 
     def __init__(
         self,

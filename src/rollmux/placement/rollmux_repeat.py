@@ -147,6 +147,8 @@ class RollMuxRepeatPolicy(PlacementPolicy):
     """Algorithm 1, then the admitted group's schedule re-planned with repetitions."""
 
     name = "rollmux-repeat"
+    options = frozenset({"max_multiplicity", "rescue", "rescue_limit", "exact_limit",
+                         "local_evaluations", "max_vectors"}) | RollMuxPolicy.options
 
     def __init__(
         self,
