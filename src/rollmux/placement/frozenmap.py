@@ -55,6 +55,17 @@ def _index(entries: Iterable[_Entry], buckets: int) -> list[dict[Any, int]]:
     return index
 
 
+def _fresh(entries: list[_Entry]) -> tuple[Any, ...]:
+    """Parts of a map holding the live ``entries`` in order, numbered anew (a new lineage)."""
+    return (
+        [entries[i : i + _BLOCK] for i in range(0, len(entries), _BLOCK)],
+        _index(entries, _bucket_count(len(entries))),
+        len(entries),
+        len(entries),
+        object(),
+    )
+
+
 class FrozenMap(Mapping[K, V]):
     """An immutable insertion-ordered mapping; :meth:`edit` derives updated copies cheaply."""
 
@@ -68,14 +79,7 @@ class FrozenMap(Mapping[K, V]):
 
     def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
         """A map of ``items`` (a mapping or key-value pairs; a repeated key keeps its last)."""
-        entries: list[_Entry] = list(dict(items).items())
-        self._set(
-            [entries[i : i + _BLOCK] for i in range(0, len(entries), _BLOCK)],
-            _index(entries, _bucket_count(len(entries))),
-            len(entries),
-            len(entries),
-            object(),
-        )
+        self._set(*_fresh(list(dict(items).items())))
 
     def _set(
         self,
@@ -334,14 +338,7 @@ class MapEdit(Generic[K, V]):
         out: FrozenMap[K, V] = FrozenMap.__new__(FrozenMap)
         if self._used > _BLOCK and self._used > 2 * self._len:
             # Mostly deleted slots: renumber the live entries (a new lineage).
-            entries: list[_Entry] = [e for b in self._blocks for e in b if e is not None]
-            out._set(
-                [entries[i : i + _BLOCK] for i in range(0, len(entries), _BLOCK)],
-                _index(entries, _bucket_count(len(entries))),
-                len(entries),
-                len(entries),
-                object(),
-            )
+            out._set(*_fresh([e for b in self._blocks for e in b if e is not None]))
             return out
         buckets = self._buckets
         if self._len > 2 * _BUCKET_LOAD * len(buckets):
