@@ -2,13 +2,17 @@
 #   make reproduce   create .venv if missing, install rollmux, run the quick pipeline, then
 #                    build the HTML report (figures/report.html)
 #   make test        create .venv if missing, install rollmux[test,cluster], run ruff, mypy
-#                    and pytest
+#                    and pytest on every core (pytest-xdist; TEST_WORKERS=0 for one process)
 # Paper scale: make reproduce CONFIG=config/paper.yaml
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CORES ?= 2
 CONFIG ?= config/config.yaml
+# pytest-xdist workers for make test ("auto": one per core). Whole files go to a worker
+# (module fixtures such as the pipeline run of tests/test_workflow.py are built once), in
+# the order tests/conftest.py sorts them: files with slow or subprocess tests first.
+TEST_WORKERS ?= auto
 
 .PHONY: reproduce test lint bench clean help
 
@@ -31,10 +35,10 @@ reproduce: $(VENV)/.installed  ## run the pipeline (CONFIG=config/paper.yaml for
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 	$(BIN)/snakemake --configfile $(CONFIG) --report figures/report.html
 
-test: $(VENV)/.installed-test  ## ruff + mypy + pytest (Hypothesis included)
+test: $(VENV)/.installed-test  ## ruff + mypy + pytest on every core (Hypothesis included)
 	$(BIN)/ruff check .
 	$(BIN)/mypy src
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 bench: $(VENV)/.installed-test  ## run the benchmarks (results printed, record in benchmarks/RESULTS.md)
 	$(BIN)/python benchmarks/bench_meta_iteration.py

@@ -28,6 +28,26 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run files with ``slow`` tests first, then files with ``subprocess`` tests.
+
+    Files stay whole and in order inside (module fixtures are built once). Under
+    pytest-xdist (``make test`` hands out whole files in this order) the long files start
+    at once on every worker and the many short ones even out the finish, instead of one
+    long file running alone at the end.
+    """
+
+    def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("slow"):
+            return 0
+        return 1 if item.get_closest_marker("subprocess") else 2
+
+    file_rank: dict[Path, int] = {}
+    for item in items:
+        file_rank[item.path] = min(rank(item), file_rank.get(item.path, 2))
+    items.sort(key=lambda item: file_rank[item.path])
+
+
 @pytest.fixture
 def shared_traces() -> Path:
     """Path to ../shared/traces; skips the test when the folder is absent."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from hypothesis import assume
+from hypothesis import assume, settings
 from hypothesis import strategies as st
 
 from rollmux.theorem1 import Instance, t_cycle_s, t_load_s, unsaturate
@@ -17,6 +17,18 @@ MAX_DURATION_S = 9
 Layout = Literal["one_one", "shared_train", "crossing"]
 
 durations_s = st.integers(1, MAX_DURATION_S).map(float)
+
+
+def profile_examples(fraction: float) -> settings:
+    """Settings running ``fraction`` of the active profile's ``max_examples`` (at least 1).
+
+    The one way a property whose every example is expensive takes a smaller budget: the
+    budget still follows the profile (tests/conftest.py), so ``@profile_examples(0.2)``
+    runs 12 examples under ``ci`` (60) and 400 under ``thorough`` (2000).
+    """
+    if not 0.0 < fraction <= 1.0:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    return settings(max_examples=max(1, round(settings.default.max_examples * fraction)))
 
 
 @st.composite

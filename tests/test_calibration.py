@@ -109,6 +109,7 @@ def test_doc_tables_match_generated() -> None:
     assert fill_doc(text, doc_tables()) == text
 
 
+@pytest.mark.subprocess
 def test_module_prints_the_table() -> None:
     """python -m rollmux.calibration prints the Markdown calibration table."""
     out = subprocess.run(

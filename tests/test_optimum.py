@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from strategies import profile_examples
 
 from rollmux.closedform import pools_from_hardware
 from rollmux.group import CoExecutionGroup, group_job_from_rljob, node_capacity_from_hardware
@@ -132,7 +133,7 @@ def check_group(plan: GroupPlan, jobs: list[RLJob]) -> None:
     assert math.isclose(plan.cost_usd_per_h, expected_cost, rel_tol=1e-12)
 
 
-@settings(max_examples=12)
+@profile_examples(0.2)
 @given(job_sets(1, 5))
 def test_milp_equals_bruteforce(jobs: list[RLJob]) -> None:
     """The set-partitioning MILP optimum costs exactly what brute force finds."""
@@ -144,7 +145,7 @@ def test_milp_equals_bruteforce(jobs: list[RLJob]) -> None:
     check_partition(brute, jobs)
 
 
-@settings(max_examples=10)
+@profile_examples(1 / 6)
 @given(job_sets(1, 6))
 def test_optimum_feasible_and_not_above_solo(jobs: list[RLJob]) -> None:
     """Every group meets memory and worst-case SLOs; the optimum never costs more than Solo-D."""
@@ -156,7 +157,7 @@ def test_optimum_feasible_and_not_above_solo(jobs: list[RLJob]) -> None:
     assert exact.cost_usd_per_h <= restricted.cost_usd_per_h * (1 + 1e-12)
 
 
-@settings(max_examples=15)
+@profile_examples(0.25)
 @given(job_sets(2, 3))
 def test_pruning_is_exact(jobs: list[RLJob]) -> None:
     """The necessary-condition pruning never changes the cheapest group found."""
@@ -355,7 +356,6 @@ def _reference_side_layouts(
     return out
 
 
-@settings(max_examples=60)
 @given(
     st.lists(st.sampled_from([1, 1, 2, 2, 3]), min_size=1, max_size=4).flatmap(
         lambda need: st.tuples(
@@ -382,7 +382,7 @@ def _exhaustive_orders_feasible(jobs: list[RLJob], plan: GroupPlan | None) -> No
         check_group(plan, jobs)
 
 
-@settings(max_examples=20, deadline=None)
+@profile_examples(1 / 3)
 @given(job_sets(4, 4))
 def test_subset_and_decision_pruning_is_exact_on_four_jobs(jobs: list[RLJob]) -> None:
     """P6 (proper subsets' best orders) and P7 (decision version) keep the cheapest group.

@@ -294,6 +294,7 @@ def _load(script: str) -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_every_figure_script_draws_deterministically(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -314,6 +315,7 @@ def test_every_figure_script_draws_deterministically(
         assert outputs[0] == outputs[1], script
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("script", ["fig04_switch.py", "fig07_migration.py"])
 def test_figure_script_runs_as_a_program(tmp_path: Path, script: str) -> None:
     """The scripts run from the command line as the Snakemake rules call them."""

@@ -6,9 +6,9 @@ import itertools
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from strategies import any_groups, saturated_groups, unsaturated_groups
+from strategies import any_groups, profile_examples, saturated_groups, unsaturated_groups
 
 from rollmux.schedule import round_robin_schedule, steady_state_period
 from rollmux.schedule.graph import build_schedule
@@ -113,7 +113,8 @@ def test_orbit_members_share_the_period(instance: Instance, mult: tuple[int, ...
         assert len(periods) == 1
 
 
-@settings(max_examples=12)
+@pytest.mark.slow
+@profile_examples(0.2)
 @given(any_groups("shared_train", max_jobs=3))
 def test_best_schedule_matches_brute_force(instance: Instance) -> None:
     """Branch and bound with pruning equals the maximum over the unpruned enumeration."""
@@ -156,7 +157,7 @@ def test_enumerated_periods_respect_lower_bounds(instance: Instance) -> None:
         assert 0.0 < cost_weighted_utilisation(cand.schedule, cand.period_s) <= 1.0 + REL
 
 
-@settings(max_examples=20)
+@profile_examples(1 / 3)
 @given(st.one_of(any_groups("crossing", 2, 4), any_groups("one_one", 2, 4)))
 def test_exact_order_search_matches_brute_force(instance: Instance) -> None:
     """Exhaustive per-node order search equals the minimum over all per-node permutations."""

@@ -30,7 +30,8 @@ PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "sinfo"
 #: The sweep: two cheap, independent jobs (one SLURM job each).
 TARGETS = ("results/theorem1/summary.csv", "results/traces/trace=microbench/stats.csv")
 
-pytestmark = pytest.mark.slow  # about 20-40 s: SLURM scheduling and status polling
+# About 20-40 s: SLURM scheduling and status polling.
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 
 def _why_not() -> str | None:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from strategies import any_groups, saturated_groups, unsaturated_groups
+from strategies import any_groups, profile_examples, saturated_groups, unsaturated_groups
 
 from rollmux.schedule import round_robin_schedule, steady_state_period
 from rollmux.schedule.graph import Schedule
@@ -168,7 +168,7 @@ def test_shared_train_counterexample() -> None:
 # --------------------------------------------------------------- (c) crossing, (e) saturated
 
 
-@settings(max_examples=30)
+@profile_examples(0.5)
 @given(
     st.one_of(
         any_groups("crossing", 2, 3, gang=False),

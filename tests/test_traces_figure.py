@@ -6,12 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rollmux.traces import load_trace
 from rollmux.traces.stats import job_frame
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.subprocess
 def test_fig02_draws_from_the_production_trace(tmp_path: Path) -> None:
     """The script writes a PNG and a PDF, and the same input gives the same bytes."""
     phases = tmp_path / "phases.csv"

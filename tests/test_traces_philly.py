@@ -33,6 +33,7 @@ def run_fit(path: Path, out: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.subprocess
 def test_committed_fit_is_reproduced_by_the_script(shared_traces: Path, tmp_path: Path) -> None:
     """Re-fitting the public runtimes gives the committed fit file byte for byte."""
     out = tmp_path / "fit.json"
@@ -41,6 +42,7 @@ def test_committed_fit_is_reproduced_by_the_script(shared_traces: Path, tmp_path
     assert out.read_bytes() == FIT.read_bytes()
 
 
+@pytest.mark.subprocess
 def test_fit_script_on_a_small_file(tmp_path: Path) -> None:
     """The script drops runtimes under 60 s and records count, mean and max."""
     src = tmp_path / "runtime.csv"
@@ -53,6 +55,7 @@ def test_fit_script_on_a_small_file(tmp_path: Path) -> None:
     assert fit["log_quantiles"][0] == pytest.approx(np.log(60.0), abs=1e-6)
 
 
+@pytest.mark.subprocess
 def test_fit_script_reports_a_missing_file(tmp_path: Path) -> None:
     """A missing input is a one-line error with exit code 2."""
     done = run_fit(tmp_path / "absent.csv", tmp_path / "fit.json")

@@ -46,6 +46,10 @@ REPORT_LINE = 'report: "workflow/report/workflow.rst"'
 #: Stages of the metrics contract (workflow/rules/claims.smk).
 METRIC_STAGES = ("production", "simulation", "robustness", "models")
 
+# Every test runs Snakemake in subprocesses. `make test` hands whole files to its xdist
+# workers (--dist loadfile), so the module's pipeline run (clean_run) is built once.
+pytestmark = pytest.mark.subprocess
+
 
 def copy_pipeline(dest: Path) -> Path:
     """Copy the files the pipeline needs into ``dest`` (no results, figures or state)."""

@@ -353,43 +353,38 @@ class ResponseLengthDist:
         """Expected longest of ``n`` independent lengths, by exact integration.
 
         E[max] = min + integral over [min, max] of (1 - F(x)^n) dx, done in log-space
-        because F rises steeply near the top of a long tail.
+        because F rises steeply near the top of a long tail. Memoised on the distribution's
+        parameters and ``n``: a trace of many jobs has only a few distinct ones.
         """
         n = _as_int("n", n, 1)
         if n == 1:
             return self.mean()
         return _expected_max(self, n)
 
-    def _integrate_expected_max(self, n: int) -> float:
-        """E[max] of ``n`` lengths (n >= 2) by quadrature; use the cached expected_max."""
-        a, b = self._bounds(self.mu)
-        log_mass = _log_interval_mass(a, b)
-        log_lo, log_hi = math.log(self.min_tokens), math.log(self.max_tokens)
 
-        def integrand(u: float) -> float:
-            z = (u - self.mu) / self.sigma
-            if z >= b:
-                return 0.0
-            upper = math.exp(_log_interval_mass(max(z, a), b) - log_mass)
-            if upper >= 1.0:
-                return math.exp(u)
-            # 1 - F^n computed as -expm1(n log F) keeps precision when F is close to 1.
-            return -math.expm1(n * math.log1p(-upper)) * math.exp(u)
-
-        knee = float(np.log(self.quantile(1.0 - 1.0 / (n + 1))))
-        points = [p for p in (knee,) if log_lo < p < log_hi]
-        from scipy import integrate  # lazy, see above
-
-        value, _ = integrate.quad(integrand, log_lo, log_hi, points=points, limit=200)
-        return float(min(self.max_tokens, self.min_tokens + value))
-
-
-# The phase model asks for the same few (distribution, batch) pairs for every job of a
-# trace, and each quadrature costs tens of milliseconds: cache them (pure, exact floats).
 @functools.lru_cache(maxsize=4096)
 def _expected_max(dist: ResponseLengthDist, n: int) -> float:
-    """Cached :meth:`ResponseLengthDist.expected_max` (the distribution is frozen, hashable)."""
-    return dist._integrate_expected_max(n)
+    """:meth:`ResponseLengthDist.expected_max` for ``n >= 2`` (the integral, cached)."""
+    a, b = dist._bounds(dist.mu)
+    log_mass = _log_interval_mass(a, b)
+    log_lo, log_hi = math.log(dist.min_tokens), math.log(dist.max_tokens)
+
+    def integrand(u: float) -> float:
+        z = (u - dist.mu) / dist.sigma
+        if z >= b:
+            return 0.0
+        upper = math.exp(_log_interval_mass(max(z, a), b) - log_mass)
+        if upper >= 1.0:
+            return math.exp(u)
+        # 1 - F^n computed as -expm1(n log F) keeps precision when F is close to 1.
+        return -math.expm1(n * math.log1p(-upper)) * math.exp(u)
+
+    knee = float(np.log(dist.quantile(1.0 - 1.0 / (n + 1))))
+    points = [p for p in (knee,) if log_lo < p < log_hi]
+    from scipy import integrate  # lazy, see ResponseLengthDist._solve_mu
+
+    value, _ = integrate.quad(integrand, log_lo, log_hi, points=points, limit=200)
+    return float(min(dist.max_tokens, dist.min_tokens + value))
 
 
 def response_length_dist(job: RLJob, hw: Hardware) -> ResponseLengthDist:
@@ -406,5 +401,5 @@ def response_length_dist(job: RLJob, hw: Hardware) -> ResponseLengthDist:
 
 @functools.lru_cache(maxsize=4096)
 def _length_dist(max_tokens: float, mean_tokens: float, sigma: float) -> ResponseLengthDist:
-    """A cached ResponseLengthDist (solving its location is a root search; it is frozen)."""
+    """One (immutable, shared) distribution per parameter set: solving for mu is not free."""
     return ResponseLengthDist(max_tokens=max_tokens, mean_tokens=mean_tokens, sigma=sigma)

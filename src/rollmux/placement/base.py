@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any, ClassVar, TypeVar, get_type_hints
 
-from rollmux.closedform import job_phases_from_rljob
+from rollmux.closedform import JobPhases, job_phases_from_rljob
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
@@ -34,7 +34,7 @@ from rollmux.phasetimes import (
     rollout_mem_gb_per_node,
     train_mem_gb_per_node,
 )
-from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
+from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, PlacedJob, Pool
 
 __all__ = [
     "Decision",
@@ -48,9 +48,11 @@ __all__ = [
     "check_max_group_size",
     "feasible_nodes",
     "get_policy",
+    "group_member",
     "group_members",
     "group_model",
     "job_profile",
+    "member_phases",
     "new_group_placement",
     "node_price_usd_per_h",
     "policy_names",
@@ -409,27 +411,33 @@ def feasible_nodes(
     return roll_ok, train_ok
 
 
+def member_phases(job: RLJob, times: PhaseTimes, hw: Hardware, worst_case: bool) -> JobPhases:
+    """A job's phases as placement plans with them: worst-case (max tokens) or expected."""
+    phases = job_phases_from_rljob(job, hw, times)
+    return phases.worst_case() if worst_case else phases
+
+
+def group_member(placed: PlacedJob, phases: JobPhases) -> GroupJob:
+    """An admitted job as a group-model member with ``phases`` (from :func:`member_phases`)."""
+    return GroupJob(
+        phases=phases,
+        rollout_nodes=placed.rollout_nodes,
+        train_nodes=placed.train_nodes,
+        slo=placed.job.slo,
+        rollout_mem_gb_per_node=placed.rollout_mem_gb,
+        train_mem_gb_per_node=placed.train_mem_gb,
+        job_id=placed.job.job_id,
+    )
+
+
 def group_members(
     group: GroupState, snapshot: ClusterSnapshot, worst_case: bool
 ) -> tuple[GroupJob, ...]:
     """The group's jobs as group-model members (worst-case or expected phases), in order."""
-    hw = snapshot.hw
-    members = []
-    for job_id in group.jobs:
-        placed = snapshot.jobs[job_id]
-        phases = job_phases_from_rljob(placed.job, hw, placed.times)
-        members.append(
-            GroupJob(
-                phases=phases.worst_case() if worst_case else phases,
-                rollout_nodes=placed.rollout_nodes,
-                train_nodes=placed.train_nodes,
-                slo=placed.job.slo,
-                rollout_mem_gb_per_node=placed.rollout_mem_gb,
-                train_mem_gb_per_node=placed.train_mem_gb,
-                job_id=job_id,
-            )
-        )
-    return tuple(members)
+    placed = [snapshot.jobs[j] for j in group.jobs]
+    return tuple(
+        group_member(p, member_phases(p.job, p.times, snapshot.hw, worst_case)) for p in placed
+    )
 
 
 def group_model(group: GroupState, snapshot: ClusterSnapshot, worst_case: bool

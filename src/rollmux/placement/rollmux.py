@@ -37,13 +37,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
-from rollmux.closedform import JobPhases, job_phases_from_rljob
+import numpy as np
+
+from rollmux.closedform import JobPhases
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.phasetimes import PhaseTimes
 from rollmux.placement.base import (
     JobProfile,
     NewNode,
@@ -51,12 +54,22 @@ from rollmux.placement.base import (
     PlacementPolicy,
     Strategy,
     admissible_profile,
-    group_members,
+    group_member,
+    member_phases,
     new_group_placement,
     node_price_usd_per_h,
     register_policy,
 )
-from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
+from rollmux.placement.frozenmap import FrozenMap
+from rollmux.placement.snapshot import (
+    MEM_REL_TOL,
+    ClusterSnapshot,
+    GroupKind,
+    GroupState,
+    NodeState,
+    PlacedJob,
+    Pool,
+)
 
 __all__ = ["RollMuxPolicy", "admission_phases"]
 
@@ -69,8 +82,7 @@ _CACHE_MAX = 50_000
 
 def admission_phases(job: RLJob, profile: JobProfile, hw: Hardware, worst_case: bool) -> JobPhases:
     """The job's phases used for admission: worst-case (max tokens) or expected."""
-    phases = job_phases_from_rljob(job, hw, profile.times)
-    return phases.worst_case() if worst_case else phases
+    return member_phases(job, profile.times, hw, worst_case)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +116,193 @@ class _Candidate:
     train_nodes: tuple[str, ...]
     marginal_cost_usd_per_h: float
     strategy: Strategy
+
+
+# Margin of a refutation by monotonicity: far above the float error of a computed period.
+_MONOTONE_REL = 1e-9
+_KNOWN_MAX = 32
+
+
+@dataclass(slots=True)
+class _KnownMetas:
+    """Exact meta-iterations computed for one group and one pinning of a new job.
+
+    The period of a max-plus system never decreases when a duration grows, and with the
+    group and the pinning fixed only the new job's durations vary with the job: its
+    effective rollout and training time grow with ``(rollout_s, train_s + sync_s,
+    warm_switch_s)``. So a job at least as long in all three as one whose meta-iteration
+    already broke an SLO limit breaks it too (:meth:`refutes`), without a new max-plus run.
+    """
+
+    group: GroupState
+    hw: Hardware
+    exact: dict[JobPhases, float] = field(default_factory=dict)
+    known: list[tuple[float, float, float, float]] = field(default_factory=list)
+
+    def add(self, phases: JobPhases, meta_s: float) -> None:
+        """Record the exact meta-iteration with a new job of ``phases``."""
+        self.exact[phases] = meta_s
+        if len(self.known) >= _KNOWN_MAX:
+            self.known.pop(0)
+        self.known.append((phases.rollout_s, phases.train_s + phases.sync_s,
+                           phases.warm_switch_s, meta_s))
+
+    def refutes(self, phases: JobPhases, limit_s: float) -> bool:
+        """Whether a recorded shorter job already had a meta-iteration beyond ``limit_s``."""
+        rollout, train, switch = (phases.rollout_s, phases.train_s + phases.sync_s,
+                                  phases.warm_switch_s)
+        beyond = limit_s * (1.0 + _MONOTONE_REL)
+        return any(
+            meta > beyond and r <= rollout and t <= train and w <= switch
+            for r, t, w, meta in self.known
+        )
+
+
+# The prefilter forms its sums in another order than the exact checks, so it keeps any
+# group within this relative margin of a bound (a superset: it never drops a candidate).
+_PREFILTER_REL = 1e-6
+_PREFILTER_MEM_GB = 1e-6
+
+
+class _GroupIndex:
+    """The open groups of the last snapshot seen, as arrays for a vectorised prefilter.
+
+    A group is *open* when some job could still join it (:meth:`RollMuxPolicy._open`). Per
+    open group the index keeps the job-independent parts of the cheap necessary conditions
+    (steps 1-2 and the training-node bounds of step 3); :meth:`prefilter` returns the
+    groups where they can all hold for one job, so a decision costs O(open groups) in
+    numpy plus exact work on a few groups instead of a Python scan of every group. It
+    follows the snapshots with :meth:`FrozenMap.changed_keys` (only groups whose state,
+    nodes or jobs changed are re-examined) and is rebuilt for a snapshot of another lineage.
+    """
+
+    def __init__(self, policy: RollMuxPolicy) -> None:
+        """An empty index for ``policy`` (its options decide which groups are open)."""
+        self._policy = policy
+        self._hw: Hardware | None = None
+        self._maps: tuple[FrozenMap[str, GroupState], FrozenMap[str, NodeState],
+                          FrozenMap[str, PlacedJob]] | None = None
+        self._slot_of: dict[str, int] = {}
+        self._group_at: list[GroupState | None] = []
+        self._free_slots: list[int] = []
+        self._type_code: dict[str, int] = {}
+        self._train_code = np.full(0, -1, dtype=np.int64)  # -1: slot unused
+        self._load_bound = np.zeros(0)  # max(T_cycle, T_load) <= limit <= bound_j
+        self._slack_tol = np.zeros(0)  # min_k SLO_k T_solo_k x (1 + tol)
+        self._train_load = np.zeros(0)  # least shared load among training nodes
+        self._train_chain = np.zeros(0)  # least chain-if-shared among training nodes
+        self._train_free_gb = np.zeros(0)  # most host memory free on a training node
+
+    def sync(self, snapshot: ClusterSnapshot) -> None:
+        """Bring the index to ``snapshot`` (incrementally when it is of the same lineage)."""
+        maps = (snapshot.groups, snapshot.nodes, snapshot.jobs)
+        if self._maps is not None and snapshot.hw is self._hw:
+            if all(new is old for new, old in zip(maps, self._maps, strict=True)):
+                return
+            old_groups, old_nodes, old_jobs = self._maps
+            groups, nodes, jobs = maps
+            if (isinstance(groups, FrozenMap) and isinstance(nodes, FrozenMap)
+                    and isinstance(jobs, FrozenMap)):
+                changed = groups.changed_keys(old_groups)
+                changed_nodes = nodes.changed_keys(old_nodes)
+                changed_jobs = jobs.changed_keys(old_jobs)
+                if changed is not None and changed_nodes is not None and (
+                    changed_jobs is not None
+                ):
+                    for job_id in changed_jobs:
+                        if job_id not in jobs:
+                            self._policy._members.pop(job_id, None)  # departed
+                    for owners, keys in (((old_nodes, nodes), changed_nodes),
+                                         ((old_jobs, jobs), changed_jobs)):
+                        for key in keys:
+                            for owner in owners:
+                                item = owner.get(key)
+                                if item is not None:
+                                    changed.add(item.group_id)
+                    for group_id in sorted(changed):
+                        self._update(group_id, old_groups.get(group_id), groups.get(group_id),
+                                     snapshot)
+                    self._maps = (groups, nodes, jobs)
+                    return
+        self._rebuild(snapshot)
+
+    def _rebuild(self, snapshot: ClusterSnapshot) -> None:
+        """Index every group of ``snapshot`` from scratch."""
+        self._slot_of.clear()
+        self._group_at.clear()
+        self._free_slots.clear()
+        self._train_code[:] = -1
+        for group_id, group in snapshot.groups.items():
+            self._update(group_id, None, group, snapshot)
+        self._hw = snapshot.hw
+        groups, nodes, jobs = snapshot.groups, snapshot.nodes, snapshot.jobs
+        self._maps = None
+        if (isinstance(groups, FrozenMap) and isinstance(nodes, FrozenMap)
+                and isinstance(jobs, FrozenMap)):
+            self._maps = (groups, nodes, jobs)
+
+    def _update(
+        self, group_id: str, old: GroupState | None, new: GroupState | None,
+        snapshot: ClusterSnapshot,
+    ) -> None:
+        """Re-examine one group whose state, nodes or jobs may have changed."""
+        if old is not None and old is not new:
+            self._policy._forget(old)
+        s = None if new is None else self._policy._open(new, snapshot)
+        slot = self._slot_of.get(group_id)
+        if new is None or s is None:
+            if slot is not None:
+                self._train_code[slot] = -1
+                self._group_at[slot] = None
+                self._free_slots.append(slot)
+                del self._slot_of[group_id]
+            return
+        if slot is None:
+            slot = self._free_slots.pop() if self._free_slots else self._new_slot()
+            self._slot_of[group_id] = slot
+        nodes = snapshot.nodes
+        train = new.train_nodes
+        self._group_at[slot] = new
+        self._train_code[slot] = self._type_code.setdefault(s.train_type, len(self._type_code))
+        self._load_bound[slot] = max(s.t_cycle_s, s.t_load_s)
+        self._slack_tol[slot] = s.slack_s * (1.0 + REL_TOL)
+        self._train_load[slot] = min(s.shared_load_s[n] for n in train)
+        self._train_chain[slot] = min(s.chain_if_shared_s[n] for n in train)
+        self._train_free_gb[slot] = max(
+            nodes[n].host_mem_gb * (1.0 + MEM_REL_TOL) - nodes[n].used_mem_gb for n in train
+        )
+
+    def _new_slot(self) -> int:
+        """A fresh slot at the end (the arrays double when full)."""
+        slot = len(self._group_at)
+        self._group_at.append(None)
+        if slot == len(self._train_code):
+            grow = max(64, slot)
+            self._train_code = np.concatenate([self._train_code, np.full(grow, -1, np.int64)])
+            for name in ("_load_bound", "_slack_tol", "_train_load", "_train_chain",
+                         "_train_free_gb"):
+                setattr(self, name, np.concatenate([getattr(self, name), np.zeros(grow)]))
+        return slot
+
+    def prefilter(
+        self, job: RLJob, profile: JobProfile, phases: JobPhases
+    ) -> list[GroupState]:
+        """Open groups where the job may pass steps 1-3 (every group that can, maybe more)."""
+        code = self._type_code.get(job.train_gpu_type)
+        if code is None or not self._slot_of:
+            return []
+        n = len(self._group_at)
+        bound = job.slo * phases.solo_iteration_s * (1.0 + REL_TOL)
+        loose = np.minimum(self._slack_tol[:n], bound) * (1.0 + _PREFILTER_REL)
+        own_train = phases.train_s + phases.sync_s + phases.warm_switch_s
+        own_chain = max(phases.solo_iteration_s, phases.rollout_s + own_train)
+        mask = (self._train_code[:n] == code) & (self._load_bound[:n] <= bound)
+        mask &= own_chain <= loose
+        mask &= self._train_load[:n] + own_train <= loose
+        mask &= self._train_chain[:n] <= loose
+        mask &= self._train_free_gb[:n] >= profile.train_mem_gb - _PREFILTER_MEM_GB
+        found = [self._group_at[i] for i in np.flatnonzero(mask)]
+        return sorted((g for g in found if g is not None), key=lambda g: g.serial)
 
 
 @register_policy("rollmux")
@@ -149,8 +348,39 @@ class RollMuxPolicy(PlacementPolicy):
         self.objective: Objective = objective
         self.order_search_limit = order_search_limit
         self._cache: dict[int, tuple[GroupState, Hardware, _GroupSummary]] = {}
+        # Admission phases of arriving jobs (reused when they become group members).
+        self._job_phases: dict[str, tuple[RLJob, PhaseTimes, Hardware, JobPhases]] = {}
+        # Group-model members by job id, valid while the job's PlacedJob and hw are the same.
+        self._members: dict[str, tuple[PlacedJob, Hardware, GroupJob]] = {}
+        # Exact meta-iterations of candidates, per (group, pins) (see _exact).
+        self._metas: dict[tuple[object, ...], _KnownMetas] = {}
+        self._index = _GroupIndex(self)
 
     # ------------------------------------------------------------------- summaries
+
+    def _open(self, group: GroupState, snapshot: ClusterSnapshot) -> _GroupSummary | None:
+        """The group's summary if it can take another job of some kind, else None.
+
+        Job-independent part of step 1-2: shared, not full, not pruned as saturated, and
+        its own loads within its members' SLO slack (``limit <= slack`` for any job).
+        """
+        if group.kind is not GroupKind.SHARED or len(group.jobs) >= self.max_group_size:
+            return None
+        s = self._summary(group, snapshot)
+        if self.prune_saturated and s.saturated:
+            return None
+        slack_tol = s.slack_s * (1.0 + REL_TOL)
+        # min(slack, bound) * (1 + tol) == min(slack * (1 + tol), bound * (1 + tol)) in
+        # floating point (rounding is monotone), so this is the exact test of step 2.
+        if s.t_cycle_s > slack_tol or s.t_load_s > slack_tol:
+            return None
+        return s
+
+    def _forget(self, group: GroupState) -> None:
+        """Drop a replaced group's cached summary (only speed depends on the cache)."""
+        hit = self._cache.get(id(group))
+        if hit is not None and hit[0] is group:
+            del self._cache[id(group)]
 
     def _summary(self, group: GroupState, snapshot: ClusterSnapshot) -> _GroupSummary:
         """Cached per-group worst-case (or expected) quantities."""
@@ -163,10 +393,34 @@ class RollMuxPolicy(PlacementPolicy):
         self._cache[id(group)] = (group, snapshot.hw, summary)
         return summary
 
+    def _phases(self, job: RLJob, times: PhaseTimes, hw: Hardware) -> JobPhases:
+        """:func:`admission_phases` of a job, kept until it is a member of a group."""
+        hit = self._job_phases.get(job.job_id)
+        if hit is not None and hit[0] is job and hit[1] is times and hit[2] is hw:
+            return hit[3]
+        phases = member_phases(job, times, hw, self.worst_case)
+        if len(self._job_phases) >= _CACHE_MAX:
+            self._job_phases.clear()
+        self._job_phases[job.job_id] = (job, times, hw, phases)
+        return phases
+
+    def _member(self, job_id: str, snapshot: ClusterSnapshot) -> GroupJob:
+        """Job ``job_id`` as a group-model member (cached: a job joins one group once)."""
+        placed = snapshot.jobs[job_id]
+        hit = self._members.get(job_id)
+        if hit is not None and hit[0] is placed and hit[1] is snapshot.hw:
+            return hit[2]
+        member = group_member(placed, self._phases(placed.job, placed.times, snapshot.hw))
+        self._job_phases.pop(job_id, None)
+        if len(self._members) >= _CACHE_MAX:
+            self._members.clear()
+        self._members[job_id] = (placed, snapshot.hw, member)
+        return member
+
     def _summarise(self, group: GroupState, snapshot: ClusterSnapshot) -> _GroupSummary:
         """Compute a group's loads, chains and SLO slack under the admission estimates."""
         hw = snapshot.hw
-        members = group_members(group, snapshot, self.worst_case)
+        members = tuple(self._member(job_id, snapshot) for job_id in group.jobs)
         nodes = snapshot.nodes
         shared = {n for n in (*group.rollout_nodes, *group.train_nodes) if len(nodes[n].jobs) > 1}
         load: dict[str, float] = {}
@@ -174,25 +428,27 @@ class RollMuxPolicy(PlacementPolicy):
         chain_if_shared: dict[str, float] = {}
         chains = []
         busy_usd = 0.0
-        for m in members:
+        for m, job_id in zip(members, group.jobs, strict=True):
+            # The snapshot's pins (node ids are str there; the group model accepts int too).
+            placed = snapshot.jobs[job_id]
             p = m.phases
-            r_sw = p.warm_switch_s if shared.intersection(m.rollout_nodes) else 0.0
-            t_sw = p.warm_switch_s if shared.intersection(m.train_nodes) else 0.0
+            r_sw = p.warm_switch_s if shared.intersection(placed.rollout_nodes) else 0.0
+            t_sw = p.warm_switch_s if shared.intersection(placed.train_nodes) else 0.0
             r_eff, t_eff = p.rollout_s + r_sw, p.train_s + p.sync_s + t_sw
             chain = r_eff + t_eff
             chains.append(chain)
             for pins, eff, base, extra_if_shared in (
-                (m.rollout_nodes, r_eff, p.rollout_s, p.warm_switch_s - r_sw),
-                (m.train_nodes, t_eff, p.train_s + p.sync_s, p.warm_switch_s - t_sw),
+                (placed.rollout_nodes, r_eff, p.rollout_s, p.warm_switch_s - r_sw),
+                (placed.train_nodes, t_eff, p.train_s + p.sync_s, p.warm_switch_s - t_sw),
             ):
                 for n in pins:
                     load[n] = load.get(n, 0.0) + eff
                     shared_load[n] = shared_load.get(n, 0.0) + base + p.warm_switch_s
                     chain_if_shared[n] = max(chain_if_shared.get(n, 0.0), chain + extra_if_shared)
-            price_r = node_price_usd_per_h(hw, nodes[m.rollout_nodes[0]].gpu_type)
-            price_t = node_price_usd_per_h(hw, nodes[m.train_nodes[0]].gpu_type)
-            busy_usd += price_r * p.rollout_s * len(m.rollout_nodes)
-            busy_usd += price_t * p.train_s * len(m.train_nodes)
+            price_r = node_price_usd_per_h(hw, nodes[placed.rollout_nodes[0]].gpu_type)
+            price_t = node_price_usd_per_h(hw, nodes[placed.train_nodes[0]].gpu_type)
+            busy_usd += price_r * p.rollout_s * len(placed.rollout_nodes)
+            busy_usd += price_t * p.train_s * len(placed.train_nodes)
         return _GroupSummary(
             members=members,
             t_cycle_s=max(chains),
@@ -213,7 +469,7 @@ class RollMuxPolicy(PlacementPolicy):
         if isinstance(profile, Placement):
             return profile
         hw = snapshot.hw
-        phases = admission_phases(job, profile, hw, self.worst_case)
+        phases = self._phases(job, profile.times, hw)
         fallback_meta = phases.solo_iteration_s
         fallback = new_group_placement(job, profile, snapshot, meta_iteration_s=fallback_meta)
         candidates = self._candidates(job, profile, phases, snapshot)
@@ -231,7 +487,11 @@ class RollMuxPolicy(PlacementPolicy):
     def _candidates(
         self, job: RLJob, profile: JobProfile, phases: JobPhases, snapshot: ClusterSnapshot
     ) -> list[_Candidate]:
-        """Every candidate in an existing group that passes the cheap necessary conditions."""
+        """Every candidate in an existing group that passes the cheap necessary conditions.
+
+        The group index hands over only the groups that can pass them (a superset); each
+        is then checked here exactly as if every group of the snapshot were scanned.
+        """
         hw = snapshot.hw
         nodes = snapshot.nodes
         n_r, n_t = profile.rollout_nodes, profile.train_nodes
@@ -240,7 +500,8 @@ class RollMuxPolicy(PlacementPolicy):
         bound_j = job.slo * phases.solo_iteration_s
         price_r = node_price_usd_per_h(hw, job.rollout_gpu_type)
         out: list[_Candidate] = []
-        for group in snapshot.groups.values():
+        self._index.sync(snapshot)
+        for group in self._index.prefilter(job, profile, phases):
             if group.kind is not GroupKind.SHARED or len(group.jobs) >= self.max_group_size:
                 continue
             s = self._summary(group, snapshot)
@@ -300,29 +561,55 @@ class RollMuxPolicy(PlacementPolicy):
         """The placement if the group model's exact meta-iteration meets every SLO."""
         s = self._summary(cand.group, snapshot)
         hw = snapshot.hw
+        # _slo_ok over the members and the new job (a GroupJob keeps float(slo), phases):
+        # min(x_k) (1 + tol) == min(x_k (1 + tol)) in floating point (monotone rounding).
+        limit = min(s.slack_s * (1.0 + REL_TOL),
+                    float(job.slo) * phases.solo_iteration_s * (1.0 + REL_TOL))
+        # The meta-iteration depends on the members, the new job's phases and its pins, not
+        # on its SLO, so jobs of one shape trying one group reuse it. New rollout nodes hold
+        # only the new job and the event graph numbers nodes by first use, not by id: their
+        # count, not their ids, is what matters (the same floats, bit for bit).
+        key = (id(cand.group), cand.rollout_existing, cand.n_new_rollout, cand.train_nodes)
+        known = self._metas.get(key)
+        if known is None or known.group is not cand.group or known.hw is not hw:
+            if len(self._metas) >= _CACHE_MAX:
+                self._metas.clear()
+            known = self._metas[key] = _KnownMetas(cand.group, hw)
+        meta = known.exact.get(phases)
+        if not self.order_search and (
+            known.refutes(phases, limit) if meta is None else meta > limit
+        ):
+            return None
         new_ids = snapshot.new_ids("R", cand.n_new_rollout)
         rollout_pins = (*cand.rollout_existing, *new_ids)
-        new_job = GroupJob(
-            phases=phases,
-            rollout_nodes=rollout_pins,
-            train_nodes=cand.train_nodes,
-            slo=job.slo,
-            rollout_mem_gb_per_node=profile.rollout_mem_gb,
-            train_mem_gb_per_node=profile.train_mem_gb,
-            job_id=job.job_id,
-        )
-        group = CoExecutionGroup(
-            jobs=(*s.members, new_job),
-            rollout_node_ids=(*cand.group.rollout_nodes, *new_ids),
-            train_node_ids=cand.group.train_nodes,
-            node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
-        )
-        meta = group.meta_iteration_s()
+
+        def candidate_group() -> CoExecutionGroup:
+            new_job = GroupJob(
+                phases=phases,
+                rollout_nodes=rollout_pins,
+                train_nodes=cand.train_nodes,
+                slo=job.slo,
+                rollout_mem_gb_per_node=profile.rollout_mem_gb,
+                train_mem_gb_per_node=profile.train_mem_gb,
+                job_id=job.job_id,
+            )
+            return CoExecutionGroup(
+                jobs=(*s.members, new_job),
+                rollout_node_ids=(*cand.group.rollout_nodes, *new_ids),
+                train_node_ids=cand.group.train_nodes,
+                node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
+            )
+
+        group = None
+        if meta is None:
+            group = candidate_group()
+            meta = group.meta_iteration_s()
+            known.add(phases, meta)
         node_orders = None
-        if not _slo_ok(group.jobs, meta):
+        if meta > limit:
             if not self.order_search:
                 return None
-            searched = self._search_orders(group)
+            searched = self._search_orders(candidate_group() if group is None else group)
             if searched is None:
                 return None
             meta, node_orders = searched
