@@ -138,6 +138,22 @@ def test_differs_shows_ledger_reason(tmp_path: Path) -> None:
     assert rec.at["C53", "status"] == DIFFERS and "counterexample" in rec.at["C53", "reason"]
 
 
+def test_runtime_value_is_read_as_an_upper_bound(tmp_path: Path) -> None:
+    """C45 (role runtime, kind value 591 ms): 2 ms is reproduced, 700 ms differs."""
+    ledger = load_ledger()
+    assert ledger.set_index("claim_id").loc["C45", ["role", "kind"]].tolist() == [
+        "runtime", "value"]
+    for ours, status, text in (("2.0", REPRODUCED, "ours <= paper"),
+                               ("700", DIFFERS, "ours > paper")):
+        rows = _metrics_rows(ledger)
+        next(r for r in rows if r["metric"] == "decision_latency_2000_jobs")["value"] = ours
+        folder = tmp_path / ours
+        folder.mkdir()
+        _, table = _build(folder, rows)
+        rec = table.set_index("claim_id").loc["C45"]
+        assert (rec["status"], rec["comparison"], rec["kind"]) == (status, text, "upper_bound")
+
+
 def test_missing_reproducible_metric_fails_loudly(tmp_path: Path) -> None:
     """A reproducible claim with no result is an error naming the metric."""
     rows = [r for r in _metrics_rows(load_ledger()) if r["metric"] != "migration_speedup"]
