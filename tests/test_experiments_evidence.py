@@ -166,6 +166,10 @@ def test_slowed_share_bounds_attainment() -> None:
     assert rnd.loc["random_slowed_share", "paper"] == pytest.approx(63.0)
     assert not rnd.loc["random_slowed_share", "holds"]
     assert rnd.loc["random_misses_among_slowed", "ours"] == pytest.approx(80.0)
+    slo_rows = _sens().assign(kind="slo", value="2")
+    slowed_slo = {("m", "trace", 5, p, 0): 0.5 for p in ("random", "greedy")}
+    c34 = baseline_attainment_bound(slo_rows, slowed_slo, paper, ["1.2", "2.0"])
+    assert set(c34[c34["claim"] == "C34"]["reading"]) == {"slo=2"}  # "2.0" read as "2"
 
 
 def test_peak_window_and_evidence_plan() -> None:

@@ -157,7 +157,7 @@ def baseline_attainment_bound(
     for claim, (kind, values, policies) in BASELINE_SLO_CLAIMS.items():
         low, high = paper[claim]
         if values == ():
-            values = tuple(str(v) for v in slo_endpoints)
+            values = tuple(slo_label(v) for v in slo_endpoints)
         for value in _settings(sens, kind, values):
             part = sens[(sens["kind"] == kind) & (sens["value"].astype(str) == value)]
             for policy in policies:
