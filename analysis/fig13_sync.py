@@ -28,7 +28,7 @@ def draw(sync: pd.DataFrame) -> plt.Figure:
         x = np.arange(len(part))
         width = 0.38
         ax.bar(x - width / 2, part["flat_s"], width, color=JOB_COLOURS[5],
-               label="veRL (flat, every replica pulls a copy)")
+               label="veRL (flat, every rollout GPU pulls a copy)")
         topo = ax.bar(x + width / 2, part["topology_s"], width, color=JOB_COLOURS[0],
                       label="RollMux (topology-aware)")
         for bar, flat, speedup in zip(topo, part["flat_s"], part["speedup"], strict=True):

@@ -1,7 +1,7 @@
 """Fig. 15: sensitivity of cost and SLO attainment to workload, SLO and group-size limit.
 
 Reads results/sim/sensitivity.csv (one row per setting, policy and seed; columns kind,
-value, policy, cost_over_optimal, slo_attainment, ...) and draws, like the paper's
+value, policy, total_cost_over_optimal, slo_attainment, ...) and draws, like the paper's
 Fig. 15a-c, one column per sweep (a: workload type BL/RH/TH/Mixed, b: SLO setting,
 c: max group size) with two rows: time-average cost normalised to the offline optimum,
 and SLO attainment, grouped bars per policy (means over seeds).
@@ -44,7 +44,7 @@ def draw(table: pd.DataFrame, policies: list[str]) -> plt.Figure:
     apply_style()
     table = table.assign(value=table["value"].astype(str))
     means = table.groupby(["kind", "value", "policy"], sort=False, as_index=False)[
-        ["cost_over_optimal", "slo_attainment"]].mean()
+        ["total_cost_over_optimal", "slo_attainment"]].mean()
     fig, axes = plt.subplots(2, 3, figsize=(9.0, 4.8), sharey="row", squeeze=False)
     width = 0.8 / len(policies)
     for col, (kind, title, xlabel) in enumerate(SWEEPS):
@@ -56,7 +56,7 @@ def draw(table: pd.DataFrame, policies: list[str]) -> plt.Figure:
             offset = (k - (len(policies) - 1) / 2) * width
             colour = JOB_COLOURS[k % len(JOB_COLOURS)]
             label = POLICY_LABELS.get(policy, policy)
-            axes[0, col].bar(x + offset, rows["cost_over_optimal"], width, color=colour,
+            axes[0, col].bar(x + offset, rows["total_cost_over_optimal"], width, color=colour,
                              label=label)
             axes[1, col].bar(x + offset, 100.0 * rows["slo_attainment"], width,
                              color=colour, label=label)
@@ -66,7 +66,7 @@ def draw(table: pd.DataFrame, policies: list[str]) -> plt.Figure:
         axes[0, col].set_title(title, loc="left")
         axes[1, col].set_xlabel(xlabel)
         axes[1, col].set_ylim(0, 105)
-    axes[0, 0].set_ylabel("cost / optimal")
+    axes[0, 0].set_ylabel("total cost / optimal's")
     axes[1, 0].set_ylabel("SLO attainment (%)")
     axes[0, 0].set_ylim(bottom=0)
     handles, labels = axes[0, 0].get_legend_handles_labels()

@@ -2,9 +2,10 @@
 
 Reads results/sim/mixed.csv (one row per policy and seed of the default simulation
 setting: Mixed workload, the trace's SLOs, group size 5; columns cost_usd_per_h,
-cost_over_optimal, slo_attainment, peak_gpus_total, ...) and
+total_cost_over_optimal, slo_attainment, peak_gpus_total, ...) and
 results/sim/mixed_timeseries.csv, and draws (a) each policy's hourly cost over time
-(first seed) and (b) the time-average cost normalised to the optimum and (c) the SLO
+(first seed) and (b) the total cost normalised to the optimum's (docs/metrics.md, "Cost
+ratio") and (c) the SLO
 attainment, means over seeds, like the paper's Fig. 20.
 
     python analysis/fig20_mixed.py --table results/sim/mixed.csv \
@@ -32,7 +33,7 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
     present = list(dict.fromkeys(table["policy"]))
     policies = [p for p in ORDER if p in present] + [p for p in present if p not in ORDER]
     colours = {p: JOB_COLOURS[k % len(JOB_COLOURS)] for k, p in enumerate(policies)}
-    means = table.groupby("policy")[["cost_usd_per_h", "cost_over_optimal",
+    means = table.groupby("policy")[["cost_usd_per_h", "total_cost_over_optimal",
                                      "slo_attainment", "peak_gpus_total"]].mean()
     fig = plt.figure(figsize=(9.0, 3.9))
     grid = fig.add_gridspec(1, 4, width_ratios=(2.6, 1, 1, 0.05))
@@ -55,7 +56,7 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
     x = np.arange(len(policies))
     names = [POLICY_LABELS.get(p, p).split(" ")[0] for p in policies]
     for col, (column, scale, ylabel, title) in enumerate((
-            ("cost_over_optimal", 1.0, "cost / optimal", "(b) cost vs optimal"),
+            ("total_cost_over_optimal", 1.0, "total cost / optimal's", "(b) cost vs optimal"),
             ("slo_attainment", 100.0, "SLO attainment (%)", "(c) SLO attainment"))):
         bar_ax = fig.add_subplot(grid[0, 1 + col])
         values = [scale * means.loc[p, column] for p in policies]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -131,11 +133,27 @@ def test_differs_shows_ledger_reason(tmp_path: Path) -> None:
     _, table = _build(tmp_path, rows)
     rec = table.set_index("claim_id")
     assert rec.at["C01", "status"] == DIFFERS
-    assert rec.at["C01", "footnotes"] == "synthetic-trace"
+    assert "synthetic-trace" in rec.at["C01", "footnotes"].split(";")
     assert "synthetic" in (tmp_path / "claims.md").read_text()
     assert rec.at["C01", "comparison"] == "x0.685"
     assert rec.at["C02", "status"] == REPRODUCED and rec.at["C02", "reason"] == ""
     assert rec.at["C53", "status"] == DIFFERS and "counterexample" in rec.at["C53", "reason"]
+
+
+def test_runtime_value_is_read_as_an_upper_bound(tmp_path: Path) -> None:
+    """C45 (role runtime, kind value 591 ms): 2 ms is reproduced, 700 ms differs."""
+    ledger = load_ledger()
+    assert ledger.set_index("claim_id").loc["C45", ["role", "kind"]].tolist() == [
+        "runtime", "value"]
+    for ours, status, text in (("2.0", REPRODUCED, "ours <= paper"),
+                               ("700", DIFFERS, "ours > paper")):
+        rows = _metrics_rows(ledger)
+        next(r for r in rows if r["metric"] == "decision_latency_2000_jobs")["value"] = ours
+        folder = tmp_path / ours
+        folder.mkdir()
+        _, table = _build(folder, rows)
+        rec = table.set_index("claim_id").loc["C45"]
+        assert (rec["status"], rec["comparison"], rec["kind"]) == (status, text, "upper_bound")
 
 
 def test_missing_reproducible_metric_fails_loudly(tmp_path: Path) -> None:
@@ -313,35 +331,43 @@ def test_calibrated_status_and_residuals_in_report(tmp_path: Path) -> None:
                calibration=_calibration_file(tmp_path, ["C05", "F1"]))
 
 
+def _ledger_with_evidence(tmp_path: Path, claim_id: str, evidence: str) -> Path:
+    """A copy of the shipped ledger whose row ``claim_id`` names ``evidence``."""
+    text = (ROOT / "src/rollmux/data/claims.csv").read_text()
+    lines = text.splitlines(keepends=True)
+    row = next(i for i, line in enumerate(lines) if line.startswith(f"{claim_id},"))
+    cells = next(csv.reader([lines[row]]))
+    cells[-1] = evidence
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(cells)
+    lines[row] = buffer.getvalue()
+    path = tmp_path / f"ledger-{claim_id}.csv"
+    path.write_text("".join(lines))
+    return path
+
+
 def test_differing_claim_needs_existing_evidence(tmp_path: Path) -> None:
     """With require_evidence, a differs row without an existing evidence file fails loudly."""
     ledger = load_ledger()
     rows = _metrics_rows(ledger)
     next(r for r in rows if r["metric"] == "cost_ratio_solod_over_rollmux")["value"] = "1.26"
+    bare = _ledger_with_evidence(tmp_path, "C01", "")
     with pytest.raises(ClaimsError, match=r"C01 .*no evidence in the ledger"):
-        _build(tmp_path, rows, require_evidence=True)
-    text = (ROOT / "src/rollmux/data/claims.csv").read_text()
-    lines = text.splitlines(keepends=True)
-    row = next(i for i, line in enumerate(lines) if line.startswith("C01,"))
-    lines[row] = lines[row].rstrip("\n") + "results/evidence/c01.csv\n"
-    (tmp_path / "ledger.csv").write_text("".join(lines))
+        _build(tmp_path, rows, require_evidence=True, ledger=bare)
+    named = _ledger_with_evidence(tmp_path, "C01", "results/evidence/c01.csv")
     with pytest.raises(ClaimsError, match=r"evidence results/evidence/c01\.csv not found"):
-        _build(tmp_path, rows, require_evidence=True, ledger=tmp_path / "ledger.csv")
+        _build(tmp_path, rows, require_evidence=True, ledger=named)
     (tmp_path / "results" / "evidence").mkdir(parents=True)
     (tmp_path / "results" / "evidence" / "c01.csv").write_text("what_it_would_take\n1\n")
-    _, table = _build(tmp_path, rows, require_evidence=True, ledger=tmp_path / "ledger.csv")
+    _, table = _build(tmp_path, rows, require_evidence=True, ledger=named)
     assert table.set_index("claim_id").at["C01", "evidence"] == "results/evidence/c01.csv"
 
 
 def test_ledger_evidence_must_be_under_results(tmp_path: Path) -> None:
     """An evidence path outside results/ is a ledger error naming the row and column."""
-    text = (ROOT / "src/rollmux/data/claims.csv").read_text()
-    lines = text.splitlines(keepends=True)
-    row = next(i for i, line in enumerate(lines) if line.startswith("C01,"))
-    lines[row] = lines[row].rstrip("\n") + "../etc/passwd\n"
-    (tmp_path / "ledger.csv").write_text("".join(lines))
+    path = _ledger_with_evidence(tmp_path, "C01", "../etc/passwd")
     with pytest.raises(ClaimsError, match=r"row 1 \(C01\), column evidence"):
-        load_ledger(tmp_path / "ledger.csv")
+        load_ledger(path)
 
 
 def test_every_footnote_of_the_ledger_exists() -> None:

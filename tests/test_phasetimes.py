@@ -90,11 +90,16 @@ def test_sync_literal_7b_8_to_8() -> None:
 
 
 def test_sync_literal_32b_16_to_16() -> None:
-    """32B TP4 on two nodes: 4 copies flat; topo adds half a copy over IB and a TP slice."""
-    sync = sync_times(RLJob("a", 32, 8192, rollout_gpus=16, train_gpus=16), HW)
+    """32B TP4 on two nodes: 16 copies flat (4 per replica); topo adds half a copy over IB
+    and a TP slice."""
+    job = RLJob("a", 32, 8192, rollout_gpus=16, train_gpus=16)
+    sync = sync_times(job, HW)
     copy_s = 64e9 / 2.25e9
-    assert sync.flat_s == pytest.approx(4 * copy_s)
+    assert sync.flat_s == pytest.approx(16 * copy_s)
+    assert sync_times(job, HW, flat_copies="replica").flat_s == pytest.approx(4 * copy_s)
     assert sync.topology_s == pytest.approx(copy_s + 32e9 / 45e9 + 16e9 / 300e9)
+    with pytest.raises(ValueError, match="flat_copies"):
+        sync_times(job, HW, flat_copies="node")
 
 
 def test_switch_literal_14b() -> None:

@@ -243,33 +243,58 @@ def test_every_policy_costs_at_least_the_fluid_bound(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- metrics
 
 
-def test_production_metrics_from_a_table() -> None:
-    """C01-C13, C56 computed from the table: ratios, percents, sign of bubble reduction."""
+def _production_rows() -> list[dict[str, object]]:
+    """A production table: RollMux stretched to twice Solo-D's span, veRL on Solo-D's."""
     rows = []
-    for policy, cost, h20, h800, idle in (("rollmux", 500.0, 200, 150, (75.0, 50.0)),
-                                          ("solo-d", 900.0, 300, 300, (100.0, 100.0)),
-                                          ("verl", 700.0, 0, 320, (0.0, 5.0))):
+    for policy, total, span, h20, h800, idle, bubble in (
+            ("rollmux", 6000.0, 20.0, 200, 150, (75.0, 50.0), (0.3, 0.2)),
+            ("solo-d", 9000.0, 10.0, 300, 300, (100.0, 100.0), (0.5, 0.6)),
+            ("verl", 7000.0, 10.0, 0, 320, (0.0, 5.0), (math.nan, 0.1))):
         rows.append({"trace": "p", "slo": "trace", "maxgroup": 5, "policy": policy,
-                     "seed": 0, "cost_usd_per_h": cost, "slo_attainment": 1.0,
+                     "seed": 0, "cost_usd_per_h": total / span, "total_cost_usd": total,
+                     "span_h": span, "slo_attainment": 1.0,
                      "peak_gpus_H20": h20, "peak_gpus_H800": h800,
                      "idle_gpu_h_rollout": idle[0], "idle_gpu_h_train": idle[1],
+                     "bubble_fraction_rollout": bubble[0], "bubble_fraction_train": bubble[1],
                      "share_direct_packing": 0.6, "share_rollout_scaling": 0.15,
                      "share_new_group": 0.25})
+    return rows
+
+
+def test_production_metrics_from_a_table() -> None:
+    """C01-C13, C56 computed from the table: ratios, percents, both bubble readings."""
+    rows = _production_rows()
     m = production_metrics(pd.DataFrame(rows), "results/sim/production.csv").set_index(
         "metric")
     assert list(m.reset_index().columns) == list(METRIC_COLUMNS)
-    assert m.loc["cost_ratio_solod_over_rollmux", "value"] == pytest.approx(1.8)
-    assert m.loc["cost_ratio_verl_over_rollmux", "value"] == pytest.approx(1.4)
     assert m.loc["slo_attainment_rollmux", "value"] == 100.0
     assert m.loc["admission_direct_packing", "value"] == pytest.approx(60.0)
-    assert m.loc["bubble_reduction_rollout", "value"] == pytest.approx(25.0)
-    assert m.loc["bubble_reduction_training", "value"] == pytest.approx(50.0)
+    # points reading: Solo-D's bubble fraction minus RollMux's; relative one in the note
+    assert m.loc["bubble_reduction_rollout", "value"] == pytest.approx(20.0)
+    assert m.loc["bubble_reduction_training", "value"] == pytest.approx(40.0)
+    assert "relative drop of idle GPU-h: 25%" in m.loc["bubble_reduction_rollout", "note"]
+    assert "relative drop of idle GPU-h: 50%" in m.loc["bubble_reduction_training", "note"]
     assert m.loc["peak_h800_ratio", "value"] == pytest.approx(320 / 150, rel=1e-5)
     assert m.loc["peak_h20_ratio", "value"] == pytest.approx(1.5)
-    assert m.loc["solod_vs_verl_cost", "value"] == pytest.approx(0.9)
     assert (m["low"] == "").all() and (m["unit"] != "").all()
     with pytest.raises(ValueError, match="verl"):
         production_metrics(pd.DataFrame(rows[:2]), "x")
+
+
+def test_production_cost_ratios_are_total_costs_on_a_stretched_replay() -> None:
+    """RollMux stretched to 20 h: its own-span average (300 $/h) would make it 3x cheaper
+    than Solo-D (900 $/h); the total cost of the same work makes it 1.5x, and the hourly
+    costs are totals over the trace's span (Solo-D's 10 h): 600, 900 and 700 $/h."""
+    m = production_metrics(pd.DataFrame(_production_rows()), "x").set_index("metric")
+    assert m.loc["cost_ratio_solod_over_rollmux", "value"] == pytest.approx(1.5)
+    assert "own span: 3)" in m.loc["cost_ratio_solod_over_rollmux", "note"]
+    assert m.loc["cost_ratio_verl_over_rollmux", "value"] == pytest.approx(7000 / 6000,
+                                                                           rel=1e-5)
+    assert m.loc["cost_per_hour_rollmux", "value"] == pytest.approx(600.0)
+    assert "own span 20 h: 300" in m.loc["cost_per_hour_rollmux", "note"]
+    assert m.loc["cost_per_hour_solod", "value"] == pytest.approx(900.0)
+    assert m.loc["cost_per_hour_verl", "value"] == pytest.approx(700.0)
+    assert m.loc["solod_vs_verl_cost", "value"] == pytest.approx(0.9)
 
 
 def test_simulation_metrics_ranges_span_the_right_settings() -> None:
@@ -280,16 +305,16 @@ def test_simulation_metrics_ranges_span_the_right_settings() -> None:
         for policy, cost, s in (("rollmux", 1.05, 1.0), ("random", 1.8, att),
                                 ("greedy", 1.6, att + 0.05), ("optimal", 1.0, 1.0)):
             rows.append({"kind": "slo", "value": value, "policy": policy, "seed": 0,
-                         "cost_over_optimal": cost, "slo_attainment": s,
-                         "peak_gpus_total": 100})
+                         "total_cost_over_optimal": cost, "cost_over_optimal": cost / 2,
+                         "slo_attainment": s, "peak_gpus_total": 100})
     for kind, values in (("workload", ("BL", "RH", "TH", "Mixed")),
                          ("maxgroup", ("2", "3", "4", "5"))):
         for k, value in enumerate(values):
             for policy, cost, s in (("rollmux", 1.0 + 0.01 * k, 0.99), ("random", 2.0, 0.5),
                                     ("greedy", 1.5 + 0.1 * k, 0.6), ("optimal", 1.0, 1.0)):
                 rows.append({"kind": kind, "value": value, "policy": policy, "seed": 0,
-                             "cost_over_optimal": cost, "slo_attainment": s,
-                             "peak_gpus_total": 100 + k})
+                             "total_cost_over_optimal": cost, "cost_over_optimal": cost / 2,
+                             "slo_attainment": s, "peak_gpus_total": 100 + k})
     sens = pd.DataFrame(rows)
     mixed = sens[(sens["kind"] == "workload") & (sens["value"] == "Mixed")]
     m = simulation_metrics(sens, mixed, "a;b", slo_endpoints=("1.2", "2.0")).set_index(
@@ -305,6 +330,9 @@ def test_simulation_metrics_ranges_span_the_right_settings() -> None:
     assert m.loc["cost_over_opt_greedy_mixed", "value"] == pytest.approx(1.8)
     assert m.loc["peak_gpus_rollmux_mixed", "value"] == 103
     assert m.loc["slo_random_mixed", "value"] == pytest.approx(50.0)
+    # the claims read total-cost ratios; the time averages (here halved) are in the notes
+    assert "time-average ratio 0.9)" in m.loc["cost_over_opt_greedy_mixed", "note"]
+    assert "time-average ratio 0.8..0.9" in m.loc["cost_over_opt_baselines_by_slo", "note"]
     assert math.isnan(float(m.loc["slo_random_mixed", "low"] or "nan"))
 
 

@@ -16,6 +16,7 @@ from rollmux.hardware import GB, Hardware
 from rollmux.jobs import RLJob, response_length_dist
 
 __all__ = [
+    "FLAT_SYNC_COPIES",
     "PhaseTimes",
     "RolloutShape",
     "SwitchTimes",
@@ -38,7 +39,7 @@ class PhaseTimes:
     rollout_s: float
     train_s: float
     sync_s: float  # topology-aware (RollMux)
-    sync_flat_s: float  # every rollout replica pulls a full copy (veRL-style)
+    sync_flat_s: float  # every rollout GPU pulls a full copy (veRL-style)
     warm_switch_s: float
     cold_switch_s: float
     rollout_max_s: float
@@ -77,6 +78,12 @@ class RolloutShape:
     tensor_parallel: int
     replicas: int
     nodes: int
+
+
+#: Readings of flat (veRL) sync: one model copy over the cross link per rollout ``gpu``
+#: (§6.3: "veRL redundantly fetches independent copies for each rollout GPU"; the default)
+#: or per rollout ``replica`` (tensor-parallel group; our earlier reading).
+FLAT_SYNC_COPIES = ("gpu", "replica")
 
 
 @dataclass(frozen=True)
@@ -183,13 +190,16 @@ def train_time_s(job: RLJob, hw: Hardware, *, worst_case: bool = False) -> float
     return hw.perf.train_flops_per_param_token * _params(job) * tokens / flops
 
 
-def sync_times(job: RLJob, hw: Hardware) -> SyncTimes:
+def sync_times(job: RLJob, hw: Hardware, flat_copies: str = "gpu") -> SyncTimes:
     """Flat versus topology-aware weight sync (paper sec. 5, Fig. 9 and 13).
 
-    Flat: each rollout replica pulls a full copy over the cross link. Topology-aware: one
-    copy crosses as parallel shards, then each rollout node fetches the shards it lacks
-    over the intra-cluster fabric and each GPU gathers its tensor-parallel slice over NVLink.
+    Flat: a full copy crosses the cross link for each rollout GPU (``flat_copies="gpu"``,
+    the paper's words) or each rollout replica (``"replica"``). Topology-aware: one copy
+    crosses as parallel shards, then each rollout node fetches the shards it lacks over
+    the intra-cluster fabric and each GPU gathers its tensor-parallel slice over NVLink.
     """
+    if flat_copies not in FLAT_SYNC_COPIES:
+        raise ValueError(f"flat_copies must be one of {FLAT_SYNC_COPIES}, got {flat_copies!r}")
     shape = rollout_shape(job, hw)
     gpu_check = hw.gpu(job.train_gpu_type)  # unknown training GPU types are errors here too
     del gpu_check
@@ -200,8 +210,9 @@ def sync_times(job: RLJob, hw: Hardware) -> SyncTimes:
         weights * missing_fraction / hw.network.intra_bytes_per_s
         + weights / shape.tensor_parallel / (hw.node.nvlink_gbps * GB)
     )
+    copies = job.rollout_gpus if flat_copies == "gpu" else shape.replicas
     return SyncTimes(
-        flat_s=shape.replicas * cross_copy_s,
+        flat_s=copies * cross_copy_s,
         topology_s=cross_copy_s + intra_s,
         cross_copy_s=cross_copy_s,
         intra_s=intra_s,
