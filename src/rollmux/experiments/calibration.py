@@ -120,13 +120,19 @@ class Target:
     quantity: str
 
     def ours(self, costs: Mapping[str, TraceCost]) -> float:
-        """Our value of this target from closed-form trace costs by policy."""
+        """Our value of this target from closed-form trace costs by policy.
+
+        An hourly cost is the policy's total over the trace's span (Solo-D's: every job at
+        its solo speed), as the claims read it (docs/metrics.md, "Cost ratio": the paper
+        divides every policy's total by one span, $188.8k / $510/h = 370.2 h).
+        """
         cost = costs[self.policy]
         if self.quantity == "span_h":
             return cost.span_h
+        per_h = cost.total_usd / costs["solo-d"].span_h
         if self.quantity == "kusd_per_h":
-            return cost.usd_per_h / 1000.0
-        return cost.usd_per_h
+            return per_h / 1000.0
+        return per_h
 
     def score(self, costs: Mapping[str, TraceCost]) -> float:
         """Squared residual in units of the paper's precision."""
@@ -441,8 +447,8 @@ def _rounded_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 _NOTES = {
     "span_h": "span (first arrival to last completion)",
-    "usd_per_h": "total cost / span",
-    "kusd_per_h": "total cost / span, in thousands",
+    "usd_per_h": "total cost / the trace's span (Solo-D's)",
+    "kusd_per_h": "total cost / the trace's span (Solo-D's), in thousands",
 }
 
 
