@@ -546,3 +546,48 @@ def test_reference_rejects_bad_input() -> None:
         reference_group([direct_job("a", 1.0, 1.0), direct_job("a", 2.0, 2.0)], HW)
     with pytest.raises(ValueError, match="max_group_size"):
         reference_partition(many[:2], HW, max_group_size=0)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_subset_floor_skips_only_infeasible_pairs(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """P8 changes no column, cost or plan: the same partition with the floor switched off."""
+    from rollmux.placement.optimum import search
+
+    jobs = production_mix(12, seed, HW)
+    verdicts: list[bool] = []
+    rule = search.p8_below_subset_floor
+
+    def counted(cost: float, cost_floor: float) -> bool:
+        verdicts.append(rule(cost, cost_floor))
+        return verdicts[-1]
+
+    monkeypatch.setattr(search, "p8_below_subset_floor", counted)
+    with_floor = optimal_partition(jobs, HW)
+    assert any(verdicts), "the floor skipped no node-count pair on this mix"
+    monkeypatch.setattr(search, "p8_below_subset_floor", lambda cost, cost_floor: False)
+    without = optimal_partition(jobs, HW)
+    assert with_floor.groups == without.groups
+    assert with_floor.n_columns == without.n_columns
+    assert with_floor.cost_usd_per_h == without.cost_usd_per_h
+
+
+def test_caches_keep_answers_by_value_and_clear() -> None:
+    """A repeated solve reuses the kept MILP answer; clearing every memo changes no result."""
+    from rollmux.placement.optimum import clear_caches
+
+    jobs = production_mix(10, 1, HW)
+    cache = ColumnCache()
+    first = optimal_partition(jobs, HW, cache=cache)
+    again = optimal_partition(list(jobs), HW, cache=cache)
+    assert again.groups == first.groups and again.solver == first.solver
+    assert again.n_searched == 0
+    assert len(cache._milp) == 1  # the second call found the first's answer
+    cache.clear()
+    clear_caches()
+    assert len(cache) == 0 and not cache._milp and not cache.periods._memo
+    assert optimal_partition(jobs, HW, cache=cache).groups == first.groups
+    # bound by value: an equal hardware does not clear the cache
+    cache.configure(load_hardware(), "all", "full")
+    assert len(cache) > 0

@@ -7,7 +7,7 @@ Formulation, pinning space and pruning proofs: docs/optimum.md. One module per c
 * :mod:`.layouts` - the pinning space: each pool's pinning up to node relabelling.
 * :mod:`.periods` - exact round-robin periods of (sub)problems, memoised by value.
 * :mod:`.search` - :func:`min_cost_group`, the cheapest feasible plan of exactly a
-  given set of jobs; each pruning rule P1-P7 is a function over one search state.
+  given set of jobs; each pruning rule P1-P8 is a function over one search state.
 * :mod:`.partition` - :func:`optimal_partition`, set partitioning over the feasible
   groups solved exactly by HiGHS, and :class:`ColumnCache` across calls.
 * :mod:`.bruteforce` - :func:`bruteforce_partition`, the paper's brute force over set
@@ -69,3 +69,4 @@ def clear_caches() -> None:
     periods.orders.cache_clear()
     periods.proper_subsets.cache_clear()
     periods.relabel_table.cache_clear()
+    periods._projection.cache_clear()

@@ -3,8 +3,8 @@
 Columns are every job alone and every clique of the compatibility graph (rule P1) with
 a feasible plan cheaper than its best split into smaller columns (rule P5), found by
 the group search (:mod:`.search`); HiGHS picks the minimum-cost exact cover through
-:func:`scipy.optimize.milp`. :class:`ColumnCache` keeps the columns across calls on
-overlapping job sets (docs/optimum.md, sections 2 and 3a).
+:func:`scipy.optimize.milp`. :class:`ColumnCache` keeps columns, periods and MILP
+answers across calls on overlapping job sets (docs/optimum.md, sections 2 and 3a).
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ __all__ = ["ColumnCache", "MilpAnswer", "cliques", "optimal_partition", "solve_s
 
 # (chosen column indices, HiGHS status text, proven optimal)
 MilpAnswer = tuple[list[int], str, bool]
+# (job count, each column's job indices, each column's cost)
+MilpInput = tuple[int, tuple[tuple[int, ...], ...], tuple[float, ...]]
 
 
 def cliques(adj: Sequence[int], n: int, max_size: int) -> list[list[tuple[int, ...]]]:
@@ -85,7 +87,15 @@ class ColumnCache:
     arrival only the sets containing the new job are searched. Jobs are identified by
     their :class:`RLJob` values (a resubmitted job with other fields is another job), and
     sets with a job absent from a call's job list are dropped at that call.
+
+    The cache also keeps the exact periods of every (sub)problem the searches met
+    (:class:`PeriodCache`, keyed by durations and pinning) and the answers of the last
+    MILPs (keyed by the whole MILP input), both pure functions of their keys.
     """
+
+    # MILP answers kept (a periodic re-solve with no arrival or departure in between
+    # hands HiGHS the same input again).
+    MILP_ENTRIES = 8
 
     def __init__(self) -> None:
         """An empty cache; it binds to the first call's hardware, orders and space."""
@@ -95,17 +105,21 @@ class ColumnCache:
         self._sets: dict[frozenset[int], _SetEntry] = {}
         self._by_job: dict[int, list[frozenset[int]]] = {}
         self.job_data: dict[RLJob, JobData] = {}
+        self.periods = PeriodCache()
+        self._milp: dict[MilpInput, MilpAnswer] = {}
 
     def __len__(self) -> int:
         """Number of job sets whose search result is kept."""
         return len(self._sets)
 
     def clear(self) -> None:
-        """Forget every column and job."""
+        """Forget everything (columns, job data, periods, MILP answers)."""
         self._uid.clear()
         self._sets.clear()
         self._by_job.clear()
         self.job_data.clear()
+        self.periods.clear()
+        self._milp.clear()
 
     def configure(self, hw: Hardware, orders: Orders, space: Space) -> None:
         """Bind to this configuration (compared by value); clear everything if it differs."""
@@ -143,6 +157,16 @@ class ColumnCache:
         )
         for uid in key:
             self._by_job.setdefault(uid, []).append(key)
+
+    def milp_answer(self, key: MilpInput) -> MilpAnswer | None:
+        """A kept answer of the MILP with exactly this input."""
+        return self._milp.get(key)
+
+    def keep_milp_answer(self, key: MilpInput, answer: MilpAnswer) -> None:
+        """Keep the answer of a MILP solved without a time limit."""
+        if len(self._milp) >= self.MILP_ENTRIES:
+            self._milp.clear()
+        self._milp[key] = answer
 
 
 class _SplitTable:
@@ -221,7 +245,9 @@ def optimal_partition(
         column_cost[1 << i] = solo.cost_usd_per_h
         columns.append(((i,), solo))
     splits = _SplitTable(column_cost)
-    periods = PeriodCache()  # sets of one size reuse the periods of their subsets
+    # Sets of one size reuse the periods of their subsets (and, with a cache, of
+    # earlier calls: the periods are functions of their keys).
+    periods = PeriodCache() if cache is None else cache.periods
     timed_out = False
     searched = 0
     for level in cliques(adj, n, max_group_size)[1:]:
@@ -242,10 +268,14 @@ def optimal_partition(
                 timed_out = True
                 break
             upper = splits.best(mask)  # no column for ``mask`` yet: its best split
+            # P8: every plan of the set costs at least each proper subset's optimum (the
+            # largest is a subset one job short). Not in space "rollmux": a subset's
+            # induced plan may hold more training nodes than that space allows it.
+            floor = max(splits.best(mask ^ (1 << i)) for i in subset) if full_space else 0.0
             members = [data[i] for i in subset]
             try:
                 found = min_cost(
-                    members, ctx, upper, True, all_orders, full_space, periods, deadline
+                    members, ctx, upper, True, all_orders, full_space, periods, deadline, floor
                 )
             except DeadlineError:
                 timed_out = True
@@ -259,9 +289,13 @@ def optimal_partition(
         if timed_out:
             break
     costs = [column_cost[sum(1 << i for i in subset)] for subset, _ in columns]
-    chosen, status, solved = solve_set_partitioning(
-        n, [subset for subset, _ in columns], costs, deadline
-    )
+    milp_input: MilpInput = (n, tuple(subset for subset, _ in columns), tuple(costs))
+    answer = None if cache is None else cache.milp_answer(milp_input)
+    if answer is None:
+        answer = solve_set_partitioning(*milp_input, deadline)
+        if cache is not None and not math.isfinite(deadline):
+            cache.keep_milp_answer(milp_input, answer)
+    chosen, status, solved = answer
     if timed_out:
         status += "; column enumeration hit the time limit: not proven optimal"
     groups = []

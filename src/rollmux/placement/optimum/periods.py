@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from rollmux.schedule.maxplus import (
     build_event_graph,
@@ -27,6 +29,18 @@ __all__ = ["Key", "PeriodCache", "orders", "proper_subsets", "relabel_table"]
 
 Key = tuple[tuple[float, ...], tuple[float, ...], tuple[int, ...], tuple[int, ...]]
 Lists = tuple[list[float], list[list[int]], list[float], list[list[int]]]
+V = TypeVar("V")
+Take = Callable[[Sequence[float]], tuple[float, ...]]
+
+
+def _put(memo: dict[Key, V], key: Key, value: V, limit: int) -> V:
+    """``memo[key] = value``, first dropping the older half of ``memo`` when it is full."""
+    if len(memo) >= limit:
+        keep = list(memo.items())[len(memo) // 2 :]
+        memo.clear()
+        memo.update(keep)
+    memo[key] = value
+    return value
 
 
 @functools.cache
@@ -37,7 +51,12 @@ def orders(n: int) -> tuple[tuple[int, ...], ...]:
 
 @functools.cache
 def proper_subsets(n: int) -> tuple[tuple[int, ...], ...]:
-    """Every subset of 2..n-1 of ``n`` jobs, by size then lexicographically (rule P6)."""
+    """Every subset of 2..n-1 of ``n`` jobs, by size then lexicographically (rule P6).
+
+    Small subsets first: they have few orders, so one without a good order is found
+    cheaply (checking only the subsets one job short would decide the same, since a
+    failing subset makes every superset fail, but measured 15-20 % slower).
+    """
     return tuple(sub for size in range(2, n) for sub in itertools.combinations(range(n), size))
 
 
@@ -52,6 +71,14 @@ def relabel_table(n: int, jobs: tuple[int, ...]) -> tuple[int, ...]:
                 relabelled |= 1 << i
         out.append(relabelled)
     return tuple(out)
+
+
+@functools.cache
+def _projection(n: int, jobs: tuple[int, ...]) -> tuple[Take, Callable[[int], int]]:
+    """Picks ``jobs``' durations (in that order) and relabels a node mask over them."""
+    pick = operator.itemgetter(*jobs)
+    take: Take = pick if len(jobs) > 1 else lambda values: (pick(values),)
+    return take, relabel_table(n, jobs).__getitem__
 
 
 def _lists(key: Key) -> Lists:
@@ -71,8 +98,9 @@ class PeriodCache:
     :class:`~rollmux.placement.optimum.ColumnCache` keeps one across calls).
     """
 
-    # Entries kept per memo before it is cleared (bounds memory; answers do not change).
-    MAX_ENTRIES = 1_000_000
+    # Entries kept per memo; when full its older half is dropped (about 0.5 kB an entry;
+    # answers do not change, only what is recomputed).
+    MAX_ENTRIES = 200_000
 
     def __init__(self) -> None:
         """Empty memos."""
@@ -98,21 +126,19 @@ class PeriodCache:
         jobs: tuple[int, ...],
     ) -> Key:
         """The canonical key of ``jobs`` (in this order) of a group pinned as ``lay_r/t``."""
-        table = relabel_table(len(roll), jobs)
+        take, relabel = _projection(len(roll), jobs)
         return (
-            tuple([roll[j] for j in jobs]),
-            tuple([train[j] for j in jobs]),
-            tuple(sorted([m for m in [table[mask] for mask in lay_r] if m])),
-            tuple(sorted([m for m in [table[mask] for mask in lay_t] if m])),
+            take(roll),
+            take(train),
+            tuple(sorted(filter(None, map(relabel, lay_r)))),
+            tuple(sorted(filter(None, map(relabel, lay_t)))),
         )
 
     def period_of(self, key: Key) -> float:
         """Exact steady-state period of a keyed problem."""
         value = self._memo.get(key)
         if value is None:
-            if len(self._memo) >= self.MAX_ENTRIES:
-                self._memo.clear()
-            value = self._memo[key] = period_of_event_graph(*_lists(key))
+            value = _put(self._memo, key, period_of_event_graph(*_lists(key)), self.MAX_ENTRIES)
         return value
 
     def period(
@@ -156,9 +182,7 @@ class PeriodCache:
         else:
             graph = build_event_graph(*lists)
             ok = graph is not None and period_is_at_most(graph, budget)
-        if len(self._bounds) >= self.MAX_ENTRIES:
-            self._bounds.clear()
-        self._bounds[key] = (lo, budget) if ok else (budget, hi)
+        _put(self._bounds, key, (lo, budget) if ok else (budget, hi), self.MAX_ENTRIES)
         return ok
 
     def best_at_most(self, key: Key, budget: float) -> bool:
@@ -170,9 +194,7 @@ class PeriodCache:
         """
         state = self._best.get(key)
         if state is None:
-            if len(self._best) >= self.MAX_ENTRIES:
-                self._best.clear()
-            state = self._best[key] = [0, math.inf]
+            state = _put(self._best, key, [0, math.inf], self.MAX_ENTRIES)
         if state[1] <= budget:
             return True
         r, t, mr, mt = key

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rollmux.closedform import pools_from_hardware
-from rollmux.group import CoExecutionGroup, group_job_from_rljob, node_capacity_from_hardware
+from rollmux.group import (
+    CoExecutionGroup,
+    GroupJob,
+    group_job_from_rljob,
+    node_capacity_from_hardware,
+)
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.phasetimes import (
@@ -127,6 +132,9 @@ class JobData:
     budget_s: float  # largest meta-iteration the SLO allows
     rollout_mem_gb: float
     train_mem_gb: float
+    # The job in the group model at its worst-case durations, pinned to node 0 of each
+    # pool (a plan's check re-pins a copy).
+    group_job: GroupJob
 
 
 @dataclass(frozen=True)
@@ -207,6 +215,7 @@ def _one_job_data(job: RLJob, ctx: Context) -> JobData:
         budget_s=job.slo * solo * (1.0 + REL_TOL),
         rollout_mem_gb=mem_r,
         train_mem_gb=mem_t,
+        group_job=group_job_from_rljob(job, ctx.hw, 0, 0, times=times).worst_case(),
     )
 
 

@@ -5,7 +5,7 @@ every pinning of every job to nodes and every round-robin order (all permutation
 rotation symmetry), and scores each candidate with the group model alone:
 :class:`rollmux.group.CoExecutionGroup` (memory residency at construction, worst-case
 SLOs and cost from ``metrics(worst_case=True)``). None of the search's lemmas or
-pruning rules (docs/optimum.md, P1-P7) is used, so a bug in them cannot hide here; the
+pruning rules (docs/optimum.md, P1-P8) is used, so a bug in them cannot hide here; the
 tests compare :func:`~rollmux.placement.optimum.optimal_partition` and
 :func:`~rollmux.placement.optimum.min_cost_group` with it on random small instances.
 

@@ -3,7 +3,7 @@
 :func:`search_group` visits node counts in increasing cost, the pinnings of each count
 pair (:mod:`.layouts`) and, per pinning, round-robin orders, and returns the first
 feasible plan, so it has least cost. Everything it knows about the set lives in one
-:class:`SearchState`; each pruning rule of docs/optimum.md (P1-P7) is one function
+:class:`SearchState`; each pruning rule of docs/optimum.md (P1-P8) is one function
 below, named after the rule, over that state. All rules are necessary conditions, so
 they only cut work, never a feasible plan; every plan returned is re-checked with the
 group model itself (:func:`verified`).
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from rollmux.closedform import pools_from_hardware
-from rollmux.group import CoExecutionGroup, group_job_from_rljob, node_capacity_from_hardware
+from rollmux.group import CoExecutionGroup, node_capacity_from_hardware
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.placement.optimum.layouts import LazyList, connected, layouts, pins, shared
@@ -52,6 +52,7 @@ __all__ = [
     "p5_split_cap_reached",
     "p6_some_subset_exceeds",
     "p7_order_may_fit",
+    "p8_below_subset_floor",
     "search_group",
     "verified",
 ]
@@ -67,8 +68,10 @@ class SearchState:
 
     ``budget_s`` is the set's SLO budget $B_S$ (the largest meta-iteration every member
     allows), ``max_cost`` the P5 split cap (only plans strictly cheaper count),
-    ``masks_r``/``masks_t`` the per-node job sets P2 allows, ``killer`` the proper subset
-    that rejected the last pinning by P6 (tried first on the next one).
+    ``cost_floor`` the P8 bound (no plan is cheaper), ``masks_r``/``masks_t`` the
+    per-node job sets P2 allows, ``load_r``/``load_t`` each mask's load when its jobs
+    share the node, ``killer`` the proper subset that rejected the last pinning by P6
+    (tried first on the next one).
     """
 
     data: Sequence[JobData]
@@ -84,8 +87,11 @@ class SearchState:
     price_t: float
     need_r: tuple[int, ...]
     need_t: tuple[int, ...]
+    cost_floor: float = 0.0
     masks_r: tuple[int, ...] = ()
     masks_t: tuple[int, ...] = ()
+    load_r: list[float] = field(default_factory=list)
+    load_t: list[float] = field(default_factory=list)
     killer: list[tuple[int, ...]] = field(default_factory=list)
 
     @property
@@ -94,7 +100,7 @@ class SearchState:
         return len(self.data)
 
 
-# --------------------------------------------------------------------------- P1-P7
+# --------------------------------------------------------------------------- P1-P8
 
 
 def p1_cycle_bound_exceeds(data: Sequence[JobData], budget_s: float) -> bool:
@@ -112,10 +118,11 @@ def compatible(a: JobData, b: JobData) -> bool:
     return not p1_cycle_bound_exceeds((a, b), min(a.budget_s, b.budget_s))
 
 
-def p2_node_masks(state: SearchState) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def p2_node_masks(state: SearchState) -> None:
     """P2: the per-node job sets (bit masks) whose state fits a node and whose load fits $B_S$.
 
-    A node holding two or more jobs makes each pay its warm switch. Sums run in
+    A node holding two or more jobs makes each pay its warm switch. Sets
+    ``state.masks_r/t`` and each mask's shared load ``state.load_r/t``; sums run in
     increasing job order (the same floats as summing the members).
     """
     data, ctx, budget, prune = state.data, state.ctx, state.budget_s, state.prune
@@ -140,25 +147,31 @@ def p2_node_masks(state: SearchState) -> tuple[tuple[int, ...], tuple[int, ...]]
             load = shared_t[mask] if sharing else d.train_s + 0.0
             if not prune or load <= budget:
                 masks_t.append(mask)
-    return tuple(masks_r), tuple(masks_t)
+    state.masks_r, state.masks_t = tuple(masks_r), tuple(masks_t)
+    state.load_r, state.load_t = shared_r, shared_t
 
 
 def p2_side_load(
     state: SearchState, layout: Sequence[int], rollout: bool
 ) -> tuple[list[float], float]:
-    """P2: one pool's effective phase per job (warm switch when sharing) and busiest node load."""
-    n = state.n
+    """P2: one pool's effective phase per job (warm switch when sharing) and busiest node load.
+
+    A node of two or more jobs has its precomputed shared load; a node of one job, that
+    job's effective phase (the same floats as summing the node's jobs in index order).
+    """
     sharing = shared(layout)
     if rollout:
         durations = [
             d.rollout_s + (d.warm_s if sharing >> k & 1 else 0.0)
             for k, d in enumerate(state.data)
         ]
+        mask_load = state.load_r
     else:
         durations = [
             d.train_s + (d.warm_s if sharing >> k & 1 else 0.0) for k, d in enumerate(state.data)
         ]
-    load = max(sum(durations[k] for k in range(n) if m >> k & 1) for m in layout)
+        mask_load = state.load_t
+    load = max(mask_load[m] if m & (m - 1) else durations[m.bit_length() - 1] for m in layout)
     return durations, load
 
 
@@ -204,6 +217,15 @@ def p5_split_cap_reached(cost: float, max_cost: float) -> bool:
     return cost >= max_cost * (1.0 - REL_TOL)
 
 
+def p8_below_subset_floor(cost: float, cost_floor: float) -> bool:
+    """P8: a plan cheaper than some proper subset's optimal partition cannot be feasible.
+
+    Any feasible plan of S induces one of each subset T (Lemma 1), whose connected
+    components are a feasible partition of T at no more cost, so cost >= opt(T).
+    """
+    return cost < cost_floor * (1.0 - REL_TOL)
+
+
 def p6_some_subset_exceeds(
     state: SearchState,
     roll: Sequence[float],
@@ -241,13 +263,19 @@ def search_state(
     full_space: bool = True,
     periods: PeriodCache | None = None,
     deadline: float = math.inf,
+    cost_floor: float = 0.0,
 ) -> SearchState | None:
-    """The search state of a set of >= 2 jobs, or None when no plan can exist (types, P1)."""
+    """The search state of a set of >= 2 jobs, or None when no useful plan can exist.
+
+    None: mixed GPU types, P1, or the P8 floor already at the P5 cap.
+    """
     first = data[0]
     if any(d.rollout_type != first.rollout_type or d.train_type != first.train_type for d in data):
         return None  # jobs of different GPU types cannot share a node
     budget = min(d.budget_s for d in data)
     if prune and p1_cycle_bound_exceeds(data, budget):
+        return None
+    if p5_split_cap_reached(cost_floor, max_cost):
         return None
     state = SearchState(
         data=data,
@@ -263,8 +291,9 @@ def search_state(
         price_t=ctx.node_price(first.train_type),
         need_r=tuple(d.n_rollout_nodes for d in data),
         need_t=tuple(d.n_train_nodes for d in data),
+        cost_floor=cost_floor,
     )
-    state.masks_r, state.masks_t = p2_node_masks(state)
+    p2_node_masks(state)
     return state
 
 
@@ -278,6 +307,8 @@ def search_group(state: SearchState) -> GroupPlan | None:
     for cost, n_t, n_r in p3_node_count_pairs(state):
         if p5_split_cap_reached(cost, state.max_cost):
             return None
+        if p8_below_subset_floor(cost, state.cost_floor):
+            continue
         if n_r not in layouts_r:
             layouts_r[n_r] = layouts(state.need_r, n_r, state.masks_r)
         if n_t not in layouts_t:
@@ -347,7 +378,7 @@ def verified(plan: GroupPlan, data: Sequence[JobData], ctx: Context) -> GroupPla
     """Re-check a plan with the group model itself; the plan with its exact meta-iteration."""
     by_id = {d.job.job_id: d for d in data}
     members = tuple(
-        group_job_from_rljob(by_id[job_id].job, ctx.hw, r, t, times=by_id[job_id].times)
+        replace(by_id[job_id].group_job, rollout_nodes=r, train_nodes=t)
         for job_id, r, t in zip(plan.job_ids, plan.rollout_pinning, plan.train_pinning, strict=True)
     )
     first = data[0].job
@@ -362,7 +393,7 @@ def verified(plan: GroupPlan, data: Sequence[JobData], ctx: Context) -> GroupPla
         )
     except ValueError:
         return None
-    metrics = group.metrics(worst_case=True)
+    metrics = group.metrics()  # the members are at their worst case already
     ok = metrics.all_slo_ok and math.isclose(
         metrics.cost_usd_per_h, plan.cost_usd_per_h, rel_tol=REL_TOL
     )
@@ -378,12 +409,18 @@ def min_cost(
     full_space: bool = True,
     periods: PeriodCache | None = None,
     deadline: float = math.inf,
+    cost_floor: float = 0.0,
 ) -> GroupPlan | None:
-    """The cheapest feasible plan of ``data`` (one job: alone) costing < ``max_cost``."""
+    """The cheapest feasible plan of ``data`` (one job: alone) costing < ``max_cost``.
+
+    ``cost_floor`` is a proven lower bound on the cost of any feasible plan (rule P8).
+    """
     if len(data) == 1:
         plan = solo_plan(data[0], ctx)
         return None if p5_split_cap_reached(plan.cost_usd_per_h, max_cost) else plan
-    state = search_state(data, ctx, max_cost, prune, all_orders, full_space, periods, deadline)
+    state = search_state(
+        data, ctx, max_cost, prune, all_orders, full_space, periods, deadline, cost_floor
+    )
     return None if state is None else search_group(state)
 
 
