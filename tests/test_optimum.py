@@ -477,26 +477,27 @@ def test_reference_shares_no_code_with_the_search() -> None:
     assert "rollmux.group" in imported
 
 
-@settings(max_examples=8, deadline=None)
-@given(job_sets(1, 4, gpus=(8,)))
-def test_optimum_equals_naive_reference_on_one_node_jobs(jobs: list[RLJob]) -> None:
-    """Up to four one-node jobs: the MILP optimum costs what the naive enumeration finds."""
+def check_against_reference(jobs: list[RLJob]) -> None:
+    """The MILP optimum costs what the naive enumeration finds; both partitions feasible."""
     exact = optimal_partition(jobs, HW)
     naive = reference_partition(jobs, HW)
     assert math.isclose(exact.cost_usd_per_h, naive.cost_usd_per_h, rel_tol=1e-9)
     check_partition(exact, jobs)
     check_partition(naive, jobs)
+
+
+@settings(max_examples=8, deadline=None)
+@given(job_sets(1, 4, gpus=(8,)))
+def test_optimum_equals_naive_reference_on_one_node_jobs(jobs: list[RLJob]) -> None:
+    """Up to four one-node jobs: same cost as the naive enumeration."""
+    check_against_reference(jobs)
 
 
 @settings(max_examples=8, deadline=None)
 @given(job_sets(1, 3))
 def test_optimum_equals_naive_reference_with_two_node_jobs(jobs: list[RLJob]) -> None:
     """Up to three jobs of one or two nodes per pool: same cost as the naive enumeration."""
-    exact = optimal_partition(jobs, HW)
-    naive = reference_partition(jobs, HW)
-    assert math.isclose(exact.cost_usd_per_h, naive.cost_usd_per_h, rel_tol=1e-9)
-    check_partition(exact, jobs)
-    check_partition(naive, jobs)
+    check_against_reference(jobs)
 
 
 @settings(max_examples=10, deadline=None)
