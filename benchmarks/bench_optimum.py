@@ -1,8 +1,9 @@
 """Benchmark the exact `optimal` partition (set-partitioning MILP) against brute force.
 
-Runs :func:`rollmux.placement.optimum.bench_optimum` on seeded production-style mixes:
-brute force side by side at 6-13 jobs (capped at 120 s), then 30 jobs in both pinning
-spaces. Prints one JSON object per run and, with ``--out``, writes a Markdown table.
+Times :func:`rollmux.placement.optimum.compare_solvers` on seeded production-style mixes
+(:func:`rollmux.placement.jobmix.production_mix`): brute force side by side at 6-13 jobs
+(capped at 120 s), then 30 jobs in both pinning spaces. Prints one JSON object per run
+and, with ``--out``, writes a Markdown table.
 
     .venv/bin/python benchmarks/bench_optimum.py --out benchmarks/RESULTS-optimum.md
 """
@@ -16,10 +17,13 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from rollmux.placement.optimum import bench_optimum
+from rollmux.hardware import Hardware, load_hardware
+from rollmux.placement.jobmix import production_mix
+from rollmux.placement.optimum import Orders, Space, compare_solvers
 
 BRUTEFORCE_SIZES = (6, 8, 10, 11, 12, 13)
-LARGE_RUNS: tuple[tuple[int, int, str, float | None], ...] = (
+BRUTEFORCE_TIME_LIMIT_S = 120.0
+LARGE_RUNS: tuple[tuple[int, int, Space, float | None], ...] = (
     # (jobs, seed, space, time limit of the optimum in s)
     (30, 0, "rollmux", None),
     (30, 1, "rollmux", None),
@@ -39,15 +43,43 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def bench_optimum(
+    jobs: int,
+    seed: int,
+    hw: Hardware,
+    *,
+    bruteforce: bool,
+    space: Space = "full",
+    orders: Orders = "all",
+    time_limit_s: float | None = None,
+) -> dict[str, Any]:
+    """One run: the optimum (and brute force) on ``production_mix(jobs, seed)``."""
+    mix = production_mix(jobs, seed, hw)
+    return {
+        "jobs": jobs,
+        "seed": seed,
+        **compare_solvers(
+            mix,
+            hw,
+            bruteforce=bruteforce,
+            bruteforce_time_limit_s=BRUTEFORCE_TIME_LIMIT_S,
+            orders=orders,
+            space=space,
+            time_limit_s=time_limit_s,
+        ),
+    }
+
+
 def run(seed: int = 0) -> list[dict[str, Any]]:
     """All benchmark runs, printed as they finish."""
+    hw = load_hardware()
     rows = []
     for jobs in BRUTEFORCE_SIZES:
-        row = bench_optimum(jobs, seed, bruteforce=True)
+        row = bench_optimum(jobs, seed, hw, bruteforce=True)
         print(json.dumps(row), flush=True)
         rows.append(row)
     for jobs, run_seed, space, limit in LARGE_RUNS:
-        row = bench_optimum(jobs, run_seed, bruteforce=False, space=space, time_limit_s=limit)
+        row = bench_optimum(jobs, run_seed, hw, bruteforce=False, space=space, time_limit_s=limit)
         print(json.dumps(row), flush=True)
         rows.append(row)
     return rows

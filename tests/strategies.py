@@ -1,4 +1,5 @@
-"""Hypothesis strategies for co-execution groups: durations, pinnings, (un)saturated groups.
+"""Hypothesis strategies: co-execution groups (durations, pinnings, (un)saturated groups)
+and small job sets for the optimum.
 
 Durations are small integers (as floats) so that exact periods are exactly representable
 and equalities such as ``period == T_cycle`` can be checked to 1e-9.
@@ -11,6 +12,7 @@ from typing import Literal
 from hypothesis import assume, settings
 from hypothesis import strategies as st
 
+from rollmux.jobs import RLJob
 from rollmux.theorem1 import Instance, t_cycle_s, t_load_s, unsaturate
 
 MAX_DURATION_S = 9
@@ -109,3 +111,68 @@ def any_groups(
     rollout, train = draw(phase_durations(n))
     rollout_node, train_node = draw(pinnings(n, layout, gang=gang))
     return Instance(rollout, train, rollout_node, train_node)
+
+
+# --------------------------------------------------------------------------- job sets
+
+
+def direct_job(
+    job_id: str,
+    rollout_s: float,
+    train_s: float,
+    *,
+    slo: float = 1.5,
+    rollout_gpus: int = 8,
+    train_gpus: int = 8,
+    max_factor: float = 1.0,
+    sync_s: float = 0.0,
+    warm_s: float = 0.0,
+    rollout_mem_gb: float = 100.0,
+    train_mem_gb: float = 100.0,
+) -> RLJob:
+    """A job whose phase times and memory are given directly (no phase model)."""
+    return RLJob(
+        job_id=job_id,
+        model_size_b=7.0,
+        max_response_tokens=4096,
+        rollout_gpus=rollout_gpus,
+        train_gpus=train_gpus,
+        slo=slo,
+        rollout_s=rollout_s,
+        train_s=train_s,
+        rollout_max_s=rollout_s * max_factor,
+        train_max_s=train_s * max_factor,
+        sync_s=sync_s,
+        warm_switch_s=warm_s,
+        rollout_mem_gb_per_node=rollout_mem_gb,
+        train_mem_gb_per_node=train_mem_gb,
+    )
+
+
+@st.composite
+def job_sets(
+    draw: st.DrawFn, min_jobs: int = 1, max_jobs: int = 5, gpus: tuple[int, ...] = (8, 8, 16)
+) -> list[RLJob]:
+    """Small random job sets: integer phases, SLO in [1, 2], memory; GPUs per pool from ``gpus``.
+
+    With 8-GPU nodes the default gives each job one or two nodes per pool.
+    """
+    n = draw(st.integers(min_jobs, max_jobs))
+    jobs = []
+    for i in range(n):
+        jobs.append(
+            direct_job(
+                f"j{i}",
+                float(draw(st.integers(20, 400))),
+                float(draw(st.integers(20, 400))),
+                slo=draw(st.integers(100, 200)) / 100,
+                rollout_gpus=draw(st.sampled_from(gpus)),
+                train_gpus=draw(st.sampled_from(gpus)),
+                max_factor=draw(st.sampled_from([1.0, 1.25])),
+                sync_s=float(draw(st.sampled_from([0, 5]))),
+                warm_s=float(draw(st.sampled_from([0, 2]))),
+                rollout_mem_gb=float(draw(st.integers(100, 1100))),
+                train_mem_gb=float(draw(st.integers(100, 1100))),
+            )
+        )
+    return jobs

@@ -7,7 +7,7 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import profile_examples
+from strategies import direct_job, job_sets, profile_examples
 
 from rollmux.closedform import pools_from_hardware
 from rollmux.group import CoExecutionGroup, group_job_from_rljob, node_capacity_from_hardware
@@ -16,78 +16,28 @@ from rollmux.jobs import RLJob
 from rollmux.phasetimes import rollout_mem_gb_per_node, train_mem_gb_per_node
 from rollmux.placement.jobmix import production_mix
 from rollmux.placement.optimum import (
+    ColumnCache,
     GroupPlan,
     Partition,
-    bench_optimum,
+    ReferenceGroup,
+    ReferencePartition,
     bruteforce_partition,
+    compare_solvers,
     min_cost_group,
     optimal_partition,
+    reference_group,
+    reference_partition,
     solo_cost_usd_per_h,
 )
+from rollmux.placement.optimum.layouts import side_layouts
+from rollmux.placement.optimum.periods import PeriodCache, orders
 
 HW = load_hardware()
 NODE_R = HW.price_usd_per_h("H20", 8)  # one rollout node per hour
 NODE_T = HW.price_usd_per_h("H800", 8)  # one training node per hour
 
 
-def direct_job(
-    job_id: str,
-    rollout_s: float,
-    train_s: float,
-    *,
-    slo: float = 1.5,
-    rollout_gpus: int = 8,
-    train_gpus: int = 8,
-    max_factor: float = 1.0,
-    sync_s: float = 0.0,
-    warm_s: float = 0.0,
-    rollout_mem_gb: float = 100.0,
-    train_mem_gb: float = 100.0,
-) -> RLJob:
-    """A job whose phase times and memory are given directly (no phase model)."""
-    return RLJob(
-        job_id=job_id,
-        model_size_b=7.0,
-        max_response_tokens=4096,
-        rollout_gpus=rollout_gpus,
-        train_gpus=train_gpus,
-        slo=slo,
-        rollout_s=rollout_s,
-        train_s=train_s,
-        rollout_max_s=rollout_s * max_factor,
-        train_max_s=train_s * max_factor,
-        sync_s=sync_s,
-        warm_switch_s=warm_s,
-        rollout_mem_gb_per_node=rollout_mem_gb,
-        train_mem_gb_per_node=train_mem_gb,
-    )
-
-
-@st.composite
-def job_sets(draw: st.DrawFn, min_jobs: int = 1, max_jobs: int = 5) -> list[RLJob]:
-    """Small random job sets: 1-2 nodes per pool, integer phases, SLO in [1, 2], memory."""
-    n = draw(st.integers(min_jobs, max_jobs))
-    jobs = []
-    for i in range(n):
-        jobs.append(
-            direct_job(
-                f"j{i}",
-                float(draw(st.integers(20, 400))),
-                float(draw(st.integers(20, 400))),
-                slo=draw(st.integers(100, 200)) / 100,
-                rollout_gpus=draw(st.sampled_from([8, 8, 16])),
-                train_gpus=draw(st.sampled_from([8, 8, 16])),
-                max_factor=draw(st.sampled_from([1.0, 1.25])),
-                sync_s=float(draw(st.sampled_from([0, 5]))),
-                warm_s=float(draw(st.sampled_from([0, 2]))),
-                rollout_mem_gb=float(draw(st.integers(100, 1100))),
-                train_mem_gb=float(draw(st.integers(100, 1100))),
-            )
-        )
-    return jobs
-
-
-def check_partition(partition: Partition, jobs: list[RLJob]) -> None:
+def check_partition(partition: Partition | ReferencePartition, jobs: list[RLJob]) -> None:
     """Every job in exactly one group; every group feasible, re-evaluated independently."""
     ids = [job_id for g in partition.groups for job_id in g.job_ids]
     assert sorted(ids) == sorted(j.job_id for j in jobs)
@@ -99,7 +49,7 @@ def check_partition(partition: Partition, jobs: list[RLJob]) -> None:
     )
 
 
-def check_group(plan: GroupPlan, jobs: list[RLJob]) -> None:
+def check_group(plan: GroupPlan | ReferenceGroup, jobs: list[RLJob]) -> None:
     """Memory residency per node, worst-case SLOs and cost, recomputed from scratch."""
     host = HW.node.host_mem_gb
     for pool, count, pins, mem_gb in (
@@ -136,7 +86,11 @@ def check_group(plan: GroupPlan, jobs: list[RLJob]) -> None:
 @profile_examples(0.2)
 @given(job_sets(1, 5))
 def test_milp_equals_bruteforce(jobs: list[RLJob]) -> None:
-    """The set-partitioning MILP optimum costs exactly what brute force finds."""
+    """The set-partitioning MILP optimum costs exactly what brute force finds.
+
+    Both use the group search, so this checks the partition layer (cliques, split cap,
+    MILP); the search itself is checked against the naive reference (test_reference.py).
+    """
     exact = optimal_partition(jobs, HW)
     brute = bruteforce_partition(jobs, HW)
     assert math.isclose(exact.cost_usd_per_h, brute.cost_usd_per_h, rel_tol=1e-9)
@@ -294,14 +248,16 @@ def test_bruteforce_time_limit() -> None:
         bruteforce_partition(jobs, HW, time_limit_s=1e-9)
 
 
-def test_bench_optimum_fields() -> None:
-    """bench_optimum reports both solvers at small sizes and they agree."""
-    row = bench_optimum(5, 0)
-    for key in ("jobs", "seconds", "optimal_cost_usd_per_h", "bruteforce_seconds"):
+def test_compare_solvers_fields() -> None:
+    """compare_solvers reports both solvers when asked and they agree; else no brute force."""
+    mix = production_mix(5, 0, HW)
+    row = compare_solvers(mix, HW, bruteforce=True)
+    for key in ("seconds", "optimal_cost_usd_per_h", "bruteforce_seconds", "columns"):
         assert key in row
     assert row["bruteforce_finished"] is True
     assert row["bruteforce_cost_usd_per_h"] == pytest.approx(row["optimal_cost_usd_per_h"])
-    assert bench_optimum(11, 0, bruteforce=False)["bruteforce_seconds"] is None
+    assert row["optimal_cost_usd_per_h"] == optimal_partition(mix, HW).cost_usd_per_h
+    assert compare_solvers(production_mix(11, 0, HW), HW)["bruteforce_seconds"] is None
 
 
 def test_production_mix_is_seeded_and_small() -> None:
@@ -367,11 +323,9 @@ def _reference_side_layouts(
 )
 def test_side_layouts_match_plain_enumeration(case: tuple[list[int], int, set[int]]) -> None:
     """The pruned layout enumeration yields exactly the plain one's multisets, in order."""
-    from rollmux.placement.optimum import _side_layouts
-
     need, n_nodes, masks = case
     ordered = sorted(masks)
-    assert list(_side_layouts(need, n_nodes, ordered)) == _reference_side_layouts(
+    assert list(side_layouts(need, n_nodes, ordered)) == _reference_side_layouts(
         need, n_nodes, ordered
     )
 
@@ -405,9 +359,7 @@ def test_subset_bound_rejects_every_order() -> None:
     the rollouts no order works; P6 proves it from the triple without trying the
     orders of the whole set.
     """
-    from rollmux.placement.optimum import _PeriodCache
-
-    cache = _PeriodCache()
+    cache = PeriodCache()
     roll = [100.0, 100.0, 100.0, 10.0]
     train = [10.0, 10.0, 10.0, 10.0]
     # rollout nodes {a,b}, {b,c}, {a,c} (a triangle) and job 3 with job 0; one training node
@@ -429,16 +381,14 @@ def test_subset_bound_rejects_every_order() -> None:
 
 def test_decision_matches_exact_period() -> None:
     """at_most agrees with the exact period on both sides of it, from cold and warm caches."""
-    from rollmux.placement.optimum import _orders, _PeriodCache
-
     roll = [120.0, 80.0, 60.0, 150.0]
     train = [90.0, 70.0, 40.0, 30.0]
     lay_r = (0b0011, 0b0110, 0b1100, 0b1001)
     lay_t = (0b0101, 0b1010, 0b1111)
-    exact = _PeriodCache()
-    for order in _orders(4):
+    exact = PeriodCache()
+    for order in orders(4):
         value = exact.period(roll, train, lay_r, lay_t, order)
-        cold = _PeriodCache()
+        cold = PeriodCache()
         assert cold.at_most(roll, train, lay_r, lay_t, order, value * (1 + 1e-6))
         assert not cold.at_most(roll, train, lay_r, lay_t, order, value * (1 - 1e-6))
         assert exact.at_most(roll, train, lay_r, lay_t, order, value)
@@ -464,8 +414,6 @@ def test_pruned_optimum_matches_unpruned_groups_on_a_two_node_mix(seed: int) -> 
 
 def test_column_cache_gives_the_same_partitions() -> None:
     """Successive solves with a shared ColumnCache equal fresh solves (groups and cost)."""
-    from rollmux.placement.optimum import ColumnCache
-
     mix = production_mix(12, 4, HW)
     cache = ColumnCache()
     # arrivals one by one, a departure, then jobs listed in another order
@@ -490,8 +438,6 @@ def test_column_cache_keys_on_the_job_value() -> None:
     """A job resubmitted with the same id but another spec is searched again."""
     from dataclasses import replace
 
-    from rollmux.placement.optimum import ColumnCache
-
     jobs = [direct_job("a", 100.0, 100.0, slo=1.2), direct_job("b", 100.0, 100.0, slo=1.2)]
     cache = ColumnCache()
     first = optimal_partition(jobs, HW, cache=cache)
@@ -509,3 +455,141 @@ def test_time_limit_marks_the_partition_unproven() -> None:
     jobs = production_mix(10, 0, HW)
     assert optimal_partition(jobs, HW).proven_optimal
     assert not optimal_partition(jobs, HW, time_limit_s=1e-6).proven_optimal
+
+
+# --------------------------------------------------------------------------- naive reference
+
+
+def test_reference_shares_no_code_with_the_search() -> None:
+    """The naive reference imports nothing of rollmux.placement: only the group model."""
+    import ast
+    import inspect
+
+    from rollmux.placement.optimum import reference
+
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(inspect.getsource(reference))):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "no relative imports"
+            imported.add(str(node.module))
+        elif isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+    assert not [name for name in imported if name.startswith("rollmux.placement")]
+    assert "rollmux.group" in imported
+
+
+def check_against_reference(jobs: list[RLJob]) -> None:
+    """The MILP optimum costs what the naive enumeration finds; both partitions feasible."""
+    exact = optimal_partition(jobs, HW)
+    naive = reference_partition(jobs, HW)
+    assert math.isclose(exact.cost_usd_per_h, naive.cost_usd_per_h, rel_tol=1e-9)
+    check_partition(exact, jobs)
+    check_partition(naive, jobs)
+
+
+@profile_examples(8 / 60)
+@given(job_sets(1, 4, gpus=(8,)))
+def test_optimum_equals_naive_reference_on_one_node_jobs(jobs: list[RLJob]) -> None:
+    """Up to four one-node jobs: same cost as the naive enumeration."""
+    check_against_reference(jobs)
+
+
+@profile_examples(8 / 60)
+@given(job_sets(1, 3))
+def test_optimum_equals_naive_reference_with_two_node_jobs(jobs: list[RLJob]) -> None:
+    """Up to three jobs of one or two nodes per pool: same cost as the naive enumeration."""
+    check_against_reference(jobs)
+
+
+@profile_examples(1 / 6)
+@given(job_sets(2, 3))
+def test_group_search_equals_naive_reference(jobs: list[RLJob]) -> None:
+    """min_cost_group, pruned or not, finds a group exactly when the naive enumeration does,
+    at the same cost (connected groups, every pinning and every order)."""
+    naive = reference_group(jobs, HW, connected_only=True)
+    for prune in (True, False):
+        plan = min_cost_group(jobs, HW, prune=prune)
+        assert (plan is None) == (naive is None)
+        if plan is not None and naive is not None:
+            assert math.isclose(plan.cost_usd_per_h, naive.cost_usd_per_h, rel_tol=1e-9)
+            check_group(plan, jobs)
+
+
+def test_reference_pairs_complementary_jobs() -> None:
+    """Two 100 s + 100 s jobs at SLO 1.2 share one rollout and one training node."""
+    jobs = [direct_job("a", 100.0, 100.0, slo=1.2), direct_job("b", 100.0, 100.0, slo=1.2)]
+    naive = reference_partition(jobs, HW)
+    (group,) = naive.groups
+    assert (group.rollout_nodes, group.train_nodes) == (1, 1)
+    assert group.meta_iteration_s == pytest.approx(200.0)
+    assert naive.cost_usd_per_h == pytest.approx(NODE_R + NODE_T)
+    assert reference_group(jobs[:1], HW) is not None
+
+
+def test_reference_catches_a_search_bug_the_brute_force_misses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With P1 broken (every set rejected), MILP and brute force agree, the reference does not."""
+    from rollmux.placement.optimum import search
+
+    jobs = [direct_job("a", 100.0, 100.0, slo=1.2), direct_job("b", 100.0, 100.0, slo=1.2)]
+    monkeypatch.setattr(search, "p1_cycle_bound_exceeds", lambda data, budget_s: True)
+    broken = optimal_partition(jobs, HW)
+    assert broken.cost_usd_per_h == bruteforce_partition(jobs, HW).cost_usd_per_h
+    assert broken.cost_usd_per_h > reference_partition(jobs, HW).cost_usd_per_h * 1.1
+
+
+def test_reference_rejects_bad_input() -> None:
+    """More jobs than the reference takes, repeated ids and bad group sizes raise ValueError."""
+    many = [direct_job(f"j{i}", 100.0, 100.0) for i in range(5)]
+    with pytest.raises(ValueError, match="at most 4"):
+        reference_partition(many, HW)
+    with pytest.raises(ValueError, match="repeated job id"):
+        reference_group([direct_job("a", 1.0, 1.0), direct_job("a", 2.0, 2.0)], HW)
+    with pytest.raises(ValueError, match="max_group_size"):
+        reference_partition(many[:2], HW, max_group_size=0)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_subset_floor_skips_only_infeasible_pairs(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """P8 changes no column, cost or plan: the same partition with the floor switched off."""
+    from rollmux.placement.optimum import search
+
+    jobs = production_mix(12, seed, HW)
+    verdicts: list[bool] = []
+    rule = search.p8_below_subset_floor
+
+    def counted(cost: float, cost_floor: float) -> bool:
+        verdicts.append(rule(cost, cost_floor))
+        return verdicts[-1]
+
+    monkeypatch.setattr(search, "p8_below_subset_floor", counted)
+    with_floor = optimal_partition(jobs, HW)
+    assert any(verdicts), "the floor skipped no node-count pair on this mix"
+    monkeypatch.setattr(search, "p8_below_subset_floor", lambda cost, cost_floor: False)
+    without = optimal_partition(jobs, HW)
+    assert with_floor.groups == without.groups
+    assert with_floor.n_columns == without.n_columns
+    assert with_floor.cost_usd_per_h == without.cost_usd_per_h
+
+
+def test_caches_keep_answers_by_value_and_clear() -> None:
+    """A repeated solve reuses the kept MILP answer; clearing every memo changes no result."""
+    from rollmux.placement.optimum import clear_caches
+
+    jobs = production_mix(10, 1, HW)
+    cache = ColumnCache()
+    first = optimal_partition(jobs, HW, cache=cache)
+    again = optimal_partition(list(jobs), HW, cache=cache)
+    assert again.groups == first.groups and again.solver == first.solver
+    assert again.n_searched == 0
+    assert len(cache._milp) == 1  # the second call found the first's answer
+    cache.clear()
+    clear_caches()
+    assert len(cache) == 0 and not cache._milp and not cache.periods._memo
+    assert optimal_partition(jobs, HW, cache=cache).groups == first.groups
+    # bound by value: an equal hardware does not clear the cache
+    cache.configure(load_hardware(), "all", "full")
+    assert len(cache) > 0

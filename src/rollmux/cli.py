@@ -78,6 +78,12 @@ def cmd_gantt(args: argparse.Namespace) -> int:
     return 0
 
 
+# `rollmux bench optimum` runs the brute force beside the optimum up to this many jobs,
+# and gives it this much wall time before recording it as unfinished.
+BENCH_BRUTEFORCE_MAX_JOBS = 10
+BENCH_BRUTEFORCE_TIME_LIMIT_S = 120.0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run one benchmark and print its result as one JSON object."""
     if args.jobs < 1:
@@ -87,9 +93,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         result = bench_placement(args.jobs, args.seed, decisions=args.decisions)
     else:
-        from rollmux.placement.optimum import bench_optimum
+        from rollmux.hardware import load_hardware
+        from rollmux.placement.jobmix import production_mix
+        from rollmux.placement.optimum import compare_solvers
 
-        result = bench_optimum(args.jobs, args.seed)
+        hw = load_hardware()
+        result = {
+            "jobs": args.jobs,
+            "seed": args.seed,
+            **compare_solvers(
+                production_mix(args.jobs, args.seed, hw),
+                hw,
+                bruteforce=args.jobs <= BENCH_BRUTEFORCE_MAX_JOBS,
+                bruteforce_time_limit_s=BENCH_BRUTEFORCE_TIME_LIMIT_S,
+            ),
+        }
     print(json.dumps(result, sort_keys=True, default=str))
     return 0
 

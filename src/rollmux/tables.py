@@ -196,16 +196,19 @@ def table5_optimum(
 ) -> pd.DataFrame:
     """Table 5 (right): exact optimum vs brute force on production mixes of small sizes.
 
-    Runs :func:`rollmux.placement.optimum.bench_optimum` with brute force forced on;
-    ``bruteforce_finished`` is False when it hit its time limit.
+    Times :func:`rollmux.placement.optimum.compare_solvers` with brute force on, on
+    :func:`rollmux.placement.jobmix.production_mix` ``(n, seed)``; ``bruteforce_finished``
+    is False when it hit its time limit.
     """
-    from rollmux.placement.optimum import bench_optimum
+    from rollmux.placement.jobmix import production_mix
+    from rollmux.placement.optimum import compare_solvers
 
     hw = hw or load_hardware()
     rows = []
     for n in jobs:
-        res = bench_optimum(int(n), seed, bruteforce=True,
-                            bruteforce_time_limit_s=bruteforce_time_limit_s, hw=hw)
+        res = {"jobs": int(n), "seed": seed, **compare_solvers(
+            production_mix(int(n), seed, hw), hw, bruteforce=True,
+            bruteforce_time_limit_s=bruteforce_time_limit_s)}
         rows.append({key: res[key] for key in (
             "jobs", "seed", "seconds", "optimal_cost_usd_per_h", "bruteforce_seconds",
             "bruteforce_cost_usd_per_h", "bruteforce_finished", "bruteforce_time_limit_s",

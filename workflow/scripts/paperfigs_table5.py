@@ -31,7 +31,7 @@ else:
         frame = tables.table5_optimum(list(snakemake.params.jobs), seed,
                                       float(snakemake.params.time_limit_s), hw)
     title = "Table 5: exact optimum vs brute force (production mixes)"
-    note = ("`rollmux.placement.optimum.bench_optimum` with brute force on; wall-clock "
+    note = ("`rollmux.placement.optimum.compare_solvers` with brute force on; wall-clock "
             "seconds. " + source)
 write_csv(frame, snakemake.output.csv)
 write_text(snakemake.output.md, tables.markdown(frame, title, [note]))

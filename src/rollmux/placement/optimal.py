@@ -27,6 +27,7 @@ from rollmux.placement.base import (
     job_profile,
     register_policy,
 )
+from rollmux.placement.optimum import ColumnCache, Partition, optimal_partition
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, Pool
 
 __all__ = ["OptimalPolicy", "SolveStats", "regrouping_from_partition", "solve_regrouping"]
@@ -35,7 +36,7 @@ REL_TOL = 1e-9
 
 
 def regrouping_from_partition(
-    partition: object,
+    partition: Partition,
     jobs: Sequence[RLJob],
     snapshot: ClusterSnapshot,
     arrival: RLJob | None,
@@ -53,7 +54,7 @@ def regrouping_from_partition(
     moved: list[str] = []
     offset = 0
     cost_after = 0.0
-    for plan in partition.groups:  # type: ignore[attr-defined]
+    for plan in partition.groups:
         members = frozenset(plan.job_ids)
         old = old_sets.get(members)
         if old is not None:
@@ -100,8 +101,8 @@ def regrouping_from_partition(
         pause_s={job_id: pause_s(by_id[job_id]) for job_id in moved_sorted},
         marginal_cost_usd_per_h=cost_after - snapshot.cost_usd_per_h(),
         cost_usd_per_h=cost_after,
-        solver=str(partition.solver),  # type: ignore[attr-defined]
-        solve_seconds=float(partition.seconds),  # type: ignore[attr-defined]
+        solver=partition.solver,
+        solve_seconds=partition.seconds,
     )
 
 
@@ -119,8 +120,6 @@ def solve_regrouping(
     With ``stats`` the solve reuses (and extends) ``stats.cache``, the columns of earlier
     solves, and is counted there.
     """
-    from rollmux.placement.optimum import optimal_partition
-
     jobs = [placed.job for placed in snapshot.jobs.values()]
     if arrival is not None:
         jobs.append(arrival)
@@ -146,20 +145,18 @@ class SolveStats:
 
     def __init__(self) -> None:
         """No solves yet; an empty column cache."""
-        from rollmux.placement.optimum import ColumnCache
-
         self.cache = ColumnCache()
         self.solves = 0
         self.unproven_solves = 0
         self.seconds = 0.0
         self.columns_searched = 0
 
-    def record(self, partition: object) -> None:
-        """Count one solve (an optimum ``Partition``)."""
+    def record(self, partition: Partition) -> None:
+        """Count one solve."""
         self.solves += 1
-        self.unproven_solves += not partition.proven_optimal  # type: ignore[attr-defined]
-        self.seconds += float(partition.seconds)  # type: ignore[attr-defined]
-        self.columns_searched += int(partition.n_searched)  # type: ignore[attr-defined]
+        self.unproven_solves += not partition.proven_optimal
+        self.seconds += partition.seconds
+        self.columns_searched += partition.n_searched
 
     def as_dict(self) -> dict[str, float]:
         """The counters (for reports)."""

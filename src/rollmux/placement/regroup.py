@@ -32,14 +32,24 @@ __all__ = ["MIGRATION_PAUSE_ANCHORS", "RegroupPolicy", "migration_pause_s"]
 MIGRATION_PAUSE_ANCHORS = ((7.0, 197.0), (32.0, 419.0))
 
 
+def _finite_positive(name: str, value: object) -> float:
+    """``value`` as a float if it is a finite number > 0, else ValueError naming ``name``.
+
+    ``value`` is typed ``object`` on purpose: narrowing a ``float`` with
+    ``isinstance(..., numbers.Real)`` makes mypy treat the rest as unreachable (typeshed's
+    float does not subclass Real), which hid the attribute types of RegroupPolicy.
+    """
+    out = float(value) if isinstance(value, Real) and not isinstance(value, bool) else math.nan
+    if not (math.isfinite(out) and out > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return out
+
+
 def migration_pause_s(model_size_b: float) -> float:
     """Migration + restart pause: 197 s (7B) to 419 s (32B), linear between, clamped."""
-    if isinstance(model_size_b, bool) or not isinstance(model_size_b, Real) or not (
-        math.isfinite(model_size_b) and model_size_b > 0
-    ):
-        raise ValueError(f"model_size_b must be a finite number > 0, got {model_size_b!r}")
+    size_b = _finite_positive("model_size_b", model_size_b)
     (x0, y0), (x1, y1) = MIGRATION_PAUSE_ANCHORS
-    x = min(max(float(model_size_b), x0), x1)
+    x = min(max(size_b, x0), x1)
     return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
 
 
@@ -57,13 +67,7 @@ class RegroupPolicy(PlacementPolicy):
         time_limit_s: float | None = None,
     ) -> None:
         """Set the re-solve interval, the group-size limit and the optimum's time budget."""
-        if isinstance(regroup_interval_s, bool) or not isinstance(regroup_interval_s, Real) or (
-            not math.isfinite(regroup_interval_s) or regroup_interval_s <= 0
-        ):
-            raise ValueError(
-                f"regroup_interval_s must be a finite number > 0, got {regroup_interval_s!r}"
-            )
-        self.regroup_interval_s = float(regroup_interval_s)
+        self.regroup_interval_s = _finite_positive("regroup_interval_s", regroup_interval_s)
         self.max_group_size = check_max_group_size(max_group_size)
         self.time_limit_s = time_limit_s
         self.static = RollMuxPolicy(max_group_size=max_group_size)

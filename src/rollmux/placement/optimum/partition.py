@@ -1,0 +1,381 @@
+"""The optimum over many jobs: set partitioning over the feasible groups, by MILP.
+
+Columns are every job alone and every clique of the compatibility graph (rule P1) with
+a feasible plan cheaper than its best split into smaller columns (rule P5), found by
+the group search (:mod:`.search`); HiGHS picks the minimum-cost exact cover through
+:func:`scipy.optimize.milp`. :class:`ColumnCache` keeps columns, periods and MILP
+answers across calls on overlapping job sets (docs/optimum.md, sections 2 and 3a).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rollmux.hardware import Hardware
+from rollmux.jobs import RLJob
+from rollmux.placement.optimum.periods import PeriodCache
+from rollmux.placement.optimum.plans import (
+    Context,
+    GroupPlan,
+    JobData,
+    Orders,
+    Partition,
+    Space,
+    check_group_size,
+    check_orders,
+    check_space,
+    check_time_limit,
+    context,
+    job_data,
+    solo_plan,
+)
+from rollmux.placement.optimum.search import DeadlineError, compatible, min_cost
+
+__all__ = ["ColumnCache", "MilpAnswer", "cliques", "optimal_partition", "solve_set_partitioning"]
+
+# (chosen column indices, HiGHS status text, proven optimal)
+MilpAnswer = tuple[list[int], str, bool]
+# (job count, each column's job indices, each column's cost)
+MilpInput = tuple[int, tuple[tuple[int, ...], ...], tuple[float, ...]]
+
+
+def cliques(adj: Sequence[int], n: int, max_size: int) -> list[list[tuple[int, ...]]]:
+    """Cliques of the compatibility graph by size (index 0: size 1), each in lexicographic order."""
+    levels: list[list[tuple[int, ...]]] = [[(i,) for i in range(n)]]
+    while len(levels) < max_size:
+        nxt = []
+        for clique in levels[-1]:
+            common = (1 << n) - 1
+            for i in clique:
+                common &= adj[i]
+            for j in range(clique[-1] + 1, n):
+                if common >> j & 1:
+                    nxt.append((*clique, j))
+        if not nxt:
+            break
+        levels.append(nxt)
+    return levels
+
+
+@dataclass
+class _SetEntry:
+    """What the search found for one job set: its column cost (None: no column) and plans.
+
+    Plans are kept by the job order they were searched in (``GroupPlan.job_ids``), since
+    the first feasible pinning found depends on that order.
+    """
+
+    cost: float | None
+    plans: dict[tuple[str, ...], GroupPlan]
+
+
+class ColumnCache:
+    """Columns of :func:`optimal_partition` kept across calls on overlapping job sets.
+
+    Whether a set of jobs is a column, and its least cost, depend only on the set (its
+    jobs' specs), the hardware, ``orders`` and ``space``: a set is a column when it has a
+    feasible plan cheaper than its best split into smaller columns, and the smaller
+    columns are themselves properties of sets (docs/optimum.md, sec. 3a). A policy that
+    re-solves the optimum at every decision can therefore keep one cache: after an
+    arrival only the sets containing the new job are searched. Jobs are identified by
+    their :class:`RLJob` values (a resubmitted job with other fields is another job), and
+    sets with a job absent from a call's job list are dropped at that call.
+
+    The cache also keeps the exact periods of every (sub)problem the searches met
+    (:class:`PeriodCache`, keyed by durations and pinning) and the answers of the last
+    MILPs (keyed by the whole MILP input), both pure functions of their keys.
+    """
+
+    # MILP answers kept (a periodic re-solve with no arrival or departure in between
+    # hands HiGHS the same input again).
+    MILP_ENTRIES = 8
+
+    def __init__(self) -> None:
+        """An empty cache; it binds to the first call's hardware, orders and space."""
+        self._config: tuple[Hardware, Orders, Space] | None = None
+        self._uid: dict[RLJob, int] = {}  # each job value's serial number
+        self._next_uid = 0
+        self._sets: dict[frozenset[int], _SetEntry] = {}
+        self._by_job: dict[int, list[frozenset[int]]] = {}
+        self.job_data: dict[RLJob, JobData] = {}
+        self.periods = PeriodCache()
+        self._milp: dict[MilpInput, MilpAnswer] = {}
+
+    def __len__(self) -> int:
+        """Number of job sets whose search result is kept."""
+        return len(self._sets)
+
+    def clear(self) -> None:
+        """Forget everything (columns, job data, periods, MILP answers)."""
+        self._uid.clear()
+        self._sets.clear()
+        self._by_job.clear()
+        self.job_data.clear()
+        self.periods.clear()
+        self._milp.clear()
+
+    def configure(self, hw: Hardware, orders: Orders, space: Space) -> None:
+        """Bind to this configuration (compared by value); clear everything if it differs."""
+        config = (hw, orders, space)
+        if self._config != config:
+            self._config = config
+            self.clear()
+
+    def bind(self, jobs: Sequence[RLJob]) -> list[int]:
+        """The serial numbers of ``jobs``; drops every set holding a job not in ``jobs``."""
+        uids = []
+        for job in jobs:
+            uid = self._uid.get(job)
+            if uid is None:
+                uid = self._uid[job] = self._next_uid
+                self._next_uid += 1
+            uids.append(uid)
+        active = set(uids)
+        for job, uid in [(job, uid) for job, uid in self._uid.items() if uid not in active]:
+            for key in self._by_job.pop(uid, ()):
+                self._sets.pop(key, None)
+            self.job_data.pop(job, None)
+            del self._uid[job]
+        return uids
+
+    def get(self, key: frozenset[int]) -> _SetEntry | None:
+        """The search result of a job set (serial numbers), if kept."""
+        return self._sets.get(key)
+
+    def put(self, key: frozenset[int], plan: GroupPlan | None) -> None:
+        """Record a job set's search result (``plan`` None: not a column)."""
+        self._sets[key] = _SetEntry(
+            cost=None if plan is None else plan.cost_usd_per_h,
+            plans={} if plan is None else {plan.job_ids: plan},
+        )
+        for uid in key:
+            self._by_job.setdefault(uid, []).append(key)
+
+    def milp_answer(self, key: MilpInput) -> MilpAnswer | None:
+        """A kept answer of the MILP with exactly this input."""
+        return self._milp.get(key)
+
+    def keep_milp_answer(self, key: MilpInput, answer: MilpAnswer) -> None:
+        """Keep the answer of a MILP solved without a time limit."""
+        if len(self._milp) >= self.MILP_ENTRIES:
+            self._milp.clear()
+        self._milp[key] = answer
+
+
+class _SplitTable:
+    """Least cost of partitioning a job set (bit mask) into the columns found so far (P5)."""
+
+    def __init__(self, column_cost: dict[int, float]) -> None:
+        self.column_cost = column_cost
+        self._best: dict[int, float] = {}
+
+    def reset(self) -> None:
+        """Forget the splits (new columns below the next size may lower them)."""
+        self._best.clear()
+
+    def best(self, mask: int) -> float:
+        """Optimal cost of partitioning ``mask`` into the known columns."""
+        if mask == 0:
+            return 0.0
+        if mask in self._best:
+            return self._best[mask]
+        column_cost = self.column_cost
+        low = mask & -mask
+        rest = mask ^ low
+        best = column_cost.get(mask, math.inf)
+        sub = rest
+        while True:  # every block A holding the lowest job, A a proper subset
+            block = low | sub
+            if block != mask and block in column_cost:
+                best = min(best, column_cost[block] + self.best(mask ^ block))
+            if sub == 0:
+                break
+            sub = (sub - 1) & rest
+        self._best[mask] = best
+        return best
+
+
+def optimal_partition(
+    jobs: Sequence[RLJob],
+    hw: Hardware,
+    max_group_size: int = 5,
+    time_limit_s: float | None = None,
+    orders: Orders = "all",
+    space: Space = "full",
+    cache: ColumnCache | None = None,
+) -> Partition:
+    """Minimum-cost partition of ``jobs`` into feasible groups, by set-partitioning MILP.
+
+    Columns: every job alone, and every compatible set of 2..``max_group_size`` jobs with
+    a feasible plan cheaper than its best split into smaller sets. ``time_limit_s`` bounds
+    the whole call; when it runs out the result is feasible but ``solver`` says it is not
+    proven optimal (and ``proven_optimal`` is False). Groups are ordered by their first
+    job's position in ``jobs``. ``cache`` keeps the columns for later calls on
+    overlapping job sets; results are the same with or without it.
+    """
+    start = time.perf_counter()
+    max_group_size = check_group_size(max_group_size)
+    deadline = start + check_time_limit(time_limit_s)
+    all_orders = check_orders(orders)
+    full_space = check_space(space)
+    ctx = context(hw)
+    if cache is not None and not isinstance(cache, ColumnCache):
+        raise ValueError(f"cache = {cache!r}: expected a ColumnCache or None")
+    if cache is not None:
+        cache.configure(hw, orders, space)
+    data = job_data(jobs, ctx, None if cache is None else cache.job_data)
+    uids = [] if cache is None else cache.bind([d.job for d in data])
+    n = len(data)
+    adj = [0] * n
+    for i, k in itertools.combinations(range(n), 2):
+        if compatible(data[i], data[k]):
+            adj[i] |= 1 << k
+            adj[k] |= 1 << i
+    column_cost: dict[int, float] = {}
+    columns: list[tuple[tuple[int, ...], GroupPlan | None]] = []
+    for i, d in enumerate(data):
+        solo = solo_plan(d, ctx)
+        column_cost[1 << i] = solo.cost_usd_per_h
+        columns.append(((i,), solo))
+    splits = _SplitTable(column_cost)
+    # Sets of one size reuse the periods of their subsets (and, with a cache, of
+    # earlier calls: the periods are functions of their keys).
+    periods = PeriodCache() if cache is None else cache.periods
+    timed_out = False
+    searched = 0
+    for level in cliques(adj, n, max_group_size)[1:]:
+        splits.reset()
+        for subset in level:
+            mask = sum(1 << i for i in subset)
+            key = None
+            if cache is not None:
+                key = frozenset([uids[i] for i in subset])
+                entry = cache.get(key)
+                if entry is not None:
+                    if entry.cost is not None:
+                        column_cost[mask] = entry.cost
+                        ids = tuple(data[i].job.job_id for i in subset)
+                        columns.append((subset, entry.plans.get(ids)))
+                    continue
+            if time.perf_counter() > deadline:
+                timed_out = True
+                break
+            upper = splits.best(mask)  # no column for ``mask`` yet: its best split
+            # P8: every plan of the set costs at least each proper subset's optimum (the
+            # largest is a subset one job short). Not in space "rollmux": a subset's
+            # induced plan may hold more training nodes than that space allows it.
+            floor = max(splits.best(mask ^ (1 << i)) for i in subset) if full_space else 0.0
+            members = [data[i] for i in subset]
+            try:
+                found = min_cost(
+                    members, ctx, upper, True, all_orders, full_space, periods, deadline, floor
+                )
+            except DeadlineError:
+                timed_out = True
+                break
+            searched += 1
+            if cache is not None and key is not None:
+                cache.put(key, found)
+            if found is not None:
+                column_cost[mask] = found.cost_usd_per_h
+                columns.append((subset, found))
+        if timed_out:
+            break
+    costs = [column_cost[sum(1 << i for i in subset)] for subset, _ in columns]
+    milp_input: MilpInput = (n, tuple(subset for subset, _ in columns), tuple(costs))
+    answer = None if cache is None else cache.milp_answer(milp_input)
+    if answer is None:
+        answer = solve_set_partitioning(*milp_input, deadline)
+        if cache is not None and not math.isfinite(deadline):
+            cache.keep_milp_answer(milp_input, answer)
+    chosen, status, solved = answer
+    if timed_out:
+        status += "; column enumeration hit the time limit: not proven optimal"
+    groups = []
+    for c in sorted(chosen, key=lambda c: columns[c][0]):
+        subset, kept = columns[c]
+        if kept is None:
+            kept = _research(cache, uids, [data[i] for i in subset], subset, costs[c], ctx)
+        groups.append(kept)
+    return Partition(
+        groups=tuple(groups),
+        cost_usd_per_h=sum(g.cost_usd_per_h for g in groups),
+        solver=status,
+        seconds=time.perf_counter() - start,
+        n_columns=len(columns),
+        proven_optimal=solved and not timed_out,
+        n_searched=searched,
+    )
+
+
+def _research(
+    cache: ColumnCache | None,
+    uids: Sequence[int],
+    members: Sequence[JobData],
+    subset: tuple[int, ...],
+    cost: float,
+    ctx: Context,
+) -> GroupPlan:
+    """The plan of a cached column searched in another job order, searched in this order.
+
+    The first feasible plan depends on the job order; with the known cost as cap the
+    search returns the same plan as without the cache.
+    """
+    plan = min_cost(members, ctx, cost * (1.0 + 1e-6))
+    if plan is None or not math.isclose(plan.cost_usd_per_h, cost, rel_tol=1e-9):
+        raise RuntimeError(f"column {plan!r}: cached cost {cost} not reproduced")
+    assert cache is not None
+    entry = cache.get(frozenset([uids[i] for i in subset]))
+    if entry is not None:
+        entry.plans[plan.job_ids] = plan
+    return plan
+
+
+def solve_set_partitioning(
+    n: int,
+    subsets: Sequence[tuple[int, ...]],
+    costs: Sequence[float],
+    deadline: float,
+) -> MilpAnswer:
+    """Solve min c.x, A x = 1, x binary with HiGHS.
+
+    Returns the chosen column indices, the status text and whether HiGHS proved the
+    solution optimal.
+    """
+    # scipy.optimize takes about 0.4 s to import: only policies that solve pay it.
+    from scipy import sparse
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    rows = [i for subset in subsets for i in subset]
+    cols = [c for c, subset in enumerate(subsets) for _ in subset]
+    matrix = sparse.csr_array(
+        (np.ones(len(rows)), (np.array(rows), np.array(cols))), shape=(n, len(subsets))
+    )
+    cost = np.array(costs)
+    options: dict[str, Any] = {"mip_rel_gap": 0.0}
+    left = deadline - time.perf_counter()
+    if math.isfinite(left):
+        options["time_limit"] = max(left, 1.0)  # the columns are in: let HiGHS finish
+    res = milp(
+        cost,
+        constraints=LinearConstraint(matrix, lb=np.ones(n), ub=np.ones(n)),
+        integrality=np.ones(len(subsets)),
+        bounds=Bounds(0, 1),
+        options=options,
+    )
+    status = f"highs-milp status {res.status}: {res.message}"
+    if res.x is None:
+        # Every job alone is always feasible; fall back to it when the solver found nothing.
+        return (
+            [c for c, subset in enumerate(subsets) if len(subset) == 1],
+            status + "; fell back to every job alone",
+            False,
+        )
+    return [c for c in range(len(subsets)) if res.x[c] > 0.5], status, res.status == 0

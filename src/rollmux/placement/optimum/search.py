@@ -1,0 +1,456 @@
+"""The group search: the cheapest feasible plan running exactly a given set of jobs.
+
+:func:`search_group` visits node counts in increasing cost, the pinnings of each count
+pair (:mod:`.layouts`) and, per pinning, round-robin orders, and returns the first
+feasible plan, so it has least cost. Everything it knows about the set lives in one
+:class:`SearchState`; each pruning rule of docs/optimum.md (P1-P8) is one function
+below, named after the rule, over that state. All rules are necessary conditions, so
+they only cut work, never a feasible plan; every plan returned is re-checked with the
+group model itself (:func:`verified`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from rollmux.closedform import pools_from_hardware
+from rollmux.group import CoExecutionGroup, node_capacity_from_hardware
+from rollmux.hardware import Hardware
+from rollmux.jobs import RLJob
+from rollmux.placement.optimum.layouts import LazyList, connected, layouts, pins, shared
+from rollmux.placement.optimum.periods import PeriodCache, orders
+from rollmux.placement.optimum.plans import (
+    REL_TOL,
+    Context,
+    GroupPlan,
+    JobData,
+    Orders,
+    Space,
+    check_max_cost,
+    check_orders,
+    check_space,
+    context,
+    job_data,
+    solo_plan,
+)
+
+__all__ = [
+    "DeadlineError",
+    "SearchState",
+    "compatible",
+    "min_cost",
+    "min_cost_group",
+    "p1_cycle_bound_exceeds",
+    "p2_node_masks",
+    "p2_pinning_lower_bound",
+    "p2_side_load",
+    "p3_node_count_pairs",
+    "p4_index_order_reaches_bound",
+    "p5_split_cap_reached",
+    "p6_some_subset_exceeds",
+    "p7_order_may_fit",
+    "p8_below_subset_floor",
+    "search_group",
+    "verified",
+]
+
+
+class DeadlineError(Exception):
+    """The time limit of an optimum call ran out inside one group's search."""
+
+
+@dataclass
+class SearchState:
+    """Everything the search of one job set knows: its jobs, budget, caps and memos.
+
+    ``budget_s`` is the set's SLO budget $B_S$ (the largest meta-iteration every member
+    allows), ``max_cost`` the P5 split cap (only plans strictly cheaper count),
+    ``cost_floor`` the P8 bound (no plan is cheaper), ``masks_r``/``masks_t`` the
+    per-node job sets P2 allows, ``load_r``/``load_t`` each mask's load when its jobs
+    share the node, ``killer`` the proper subset that rejected the last pinning by P6
+    (tried first on the next one).
+    """
+
+    data: Sequence[JobData]
+    ctx: Context
+    max_cost: float
+    prune: bool
+    all_orders: bool
+    full_space: bool
+    periods: PeriodCache
+    deadline: float
+    budget_s: float
+    price_r: float
+    price_t: float
+    need_r: tuple[int, ...]
+    need_t: tuple[int, ...]
+    cost_floor: float = 0.0
+    masks_r: tuple[int, ...] = ()
+    masks_t: tuple[int, ...] = ()
+    load_r: list[float] = field(default_factory=list)
+    load_t: list[float] = field(default_factory=list)
+    killer: list[tuple[int, ...]] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        """Number of jobs in the set."""
+        return len(self.data)
+
+
+# --------------------------------------------------------------------------- P1-P8
+
+
+def p1_cycle_bound_exceeds(data: Sequence[JobData], budget_s: float) -> bool:
+    """P1: in a connected group each job pays a warm switch, so M >= max_j (T_solo_j + w_j).
+
+    The bound only grows with the set, so a set failing it has no feasible superset.
+    """
+    return max(d.solo_s + d.warm_s for d in data) > budget_s
+
+
+def compatible(a: JobData, b: JobData) -> bool:
+    """Whether two jobs may ever share a group: same GPU types and P1 for the pair."""
+    if a.rollout_type != b.rollout_type or a.train_type != b.train_type:
+        return False
+    return not p1_cycle_bound_exceeds((a, b), min(a.budget_s, b.budget_s))
+
+
+def p2_node_masks(state: SearchState) -> None:
+    """P2: the per-node job sets (bit masks) whose state fits a node and whose load fits $B_S$.
+
+    A node holding two or more jobs makes each pay its warm switch. Sets
+    ``state.masks_r/t`` and each mask's shared load ``state.load_r/t``; sums run in
+    increasing job order (the same floats as summing the members).
+    """
+    data, ctx, budget, prune = state.data, state.ctx, state.budget_s, state.prune
+    size = 1 << len(data)
+    mem_r, mem_t = [0.0] * size, [0.0] * size
+    shared_r, shared_t = [0.0] * size, [0.0] * size
+    masks_r, masks_t = [], []
+    for mask in range(1, size):
+        top = mask.bit_length() - 1
+        rest = mask ^ (1 << top)
+        d = data[top]
+        mem_r[mask] = mem_r[rest] + d.rollout_mem_gb
+        mem_t[mask] = mem_t[rest] + d.train_mem_gb
+        shared_r[mask] = shared_r[rest] + (d.rollout_s + d.warm_s)
+        shared_t[mask] = shared_t[rest] + (d.train_s + d.warm_s)
+        sharing = rest != 0
+        if ctx.fits(mem_r[mask]):
+            load = shared_r[mask] if sharing else d.rollout_s + 0.0
+            if not prune or load <= budget:
+                masks_r.append(mask)
+        if ctx.fits(mem_t[mask]):
+            load = shared_t[mask] if sharing else d.train_s + 0.0
+            if not prune or load <= budget:
+                masks_t.append(mask)
+    state.masks_r, state.masks_t = tuple(masks_r), tuple(masks_t)
+    state.load_r, state.load_t = shared_r, shared_t
+
+
+def p2_side_load(
+    state: SearchState, layout: Sequence[int], rollout: bool
+) -> tuple[list[float], float]:
+    """P2: one pool's effective phase per job (warm switch when sharing) and busiest node load.
+
+    A node of two or more jobs has its precomputed shared load; a node of one job, that
+    job's effective phase (the same floats as summing the node's jobs in index order).
+    """
+    sharing = shared(layout)
+    if rollout:
+        durations = [
+            d.rollout_s + (d.warm_s if sharing >> k & 1 else 0.0)
+            for k, d in enumerate(state.data)
+        ]
+        mask_load = state.load_r
+    else:
+        durations = [
+            d.train_s + (d.warm_s if sharing >> k & 1 else 0.0) for k, d in enumerate(state.data)
+        ]
+        mask_load = state.load_t
+    load = max(mask_load[m] if m & (m - 1) else durations[m.bit_length() - 1] for m in layout)
+    return durations, load
+
+
+def p2_pinning_lower_bound(
+    roll: Sequence[float], train: Sequence[float], load_r: float, load_t: float
+) -> float:
+    """P2: M >= max(T_load, T_cycle) (node sequences and job chains are cycles)."""
+    return max(load_r, load_t, max(r + t for r, t in zip(roll, train, strict=True)))
+
+
+def p3_node_count_pairs(state: SearchState) -> list[tuple[float, int, int]]:
+    """P3: the (cost, n_T, n_R) pairs worth visiting, in increasing cost.
+
+    n_R is at least the largest need and, pruning, the rollout work over $B_S$; at most
+    the summed needs, likewise n_T (fixed to the largest need in space ``rollmux``);
+    the pair with every node private is dropped (disconnected, Lemma 2).
+    """
+    need_r, need_t, data = state.need_r, state.need_t, state.data
+    hi_r, hi_t = sum(need_r), sum(need_t)
+    if not state.full_space:
+        hi_t = max(need_t)  # Algorithm 1 never adds training nodes to a group
+    lo_r, lo_t = max(need_r), max(need_t)
+    if state.prune:
+        work_r = sum(k * d.rollout_s for k, d in zip(need_r, data, strict=True))
+        work_t = sum(k * d.train_s for k, d in zip(need_t, data, strict=True))
+        lo_r = max(lo_r, math.ceil(work_r / state.budget_s - REL_TOL))
+        lo_t = max(lo_t, math.ceil(work_t / state.budget_s - REL_TOL))
+    return sorted(
+        (r * state.price_r + t * state.price_t, t, r)
+        for r in range(lo_r, hi_r + 1)
+        for t in range(lo_t, hi_t + 1)
+        if (r, t) != (sum(need_r), sum(need_t))  # every node private: disconnected
+    )
+
+
+def p4_index_order_reaches_bound(meta_s: float, lower_s: float) -> bool:
+    """P4: the index order's period equals max(T_load, T_cycle), so no order does better."""
+    return meta_s <= lower_s * (1.0 + REL_TOL)
+
+
+def p5_split_cap_reached(cost: float, max_cost: float) -> bool:
+    """P5: a plan costing at least the set's best split (the cap) is never a useful column."""
+    return cost >= max_cost * (1.0 - REL_TOL)
+
+
+def p8_below_subset_floor(cost: float, cost_floor: float) -> bool:
+    """P8: a plan cheaper than some proper subset's optimal partition cannot be feasible.
+
+    Any feasible plan of S induces one of each subset T (Lemma 1), whose connected
+    components are a feasible partition of T at no more cost, so cost >= opt(T).
+    """
+    return cost < cost_floor * (1.0 - REL_TOL)
+
+
+def p6_some_subset_exceeds(
+    state: SearchState,
+    roll: Sequence[float],
+    train: Sequence[float],
+    lay_r: tuple[int, ...],
+    lay_t: tuple[int, ...],
+) -> bool:
+    """P6: some proper subset has no order within $B_S$, so no order of the set has (Lemma 1)."""
+    return state.periods.some_subset_exceeds(
+        roll, train, lay_r, lay_t, state.budget_s, state.killer
+    )
+
+
+def p7_order_may_fit(
+    state: SearchState,
+    roll: Sequence[float],
+    train: Sequence[float],
+    lay_r: tuple[int, ...],
+    lay_t: tuple[int, ...],
+    order: tuple[int, ...],
+) -> bool:
+    """P7: the Bellman-Ford decision "period <= $B_S$"; False proves the order infeasible."""
+    return state.periods.at_most(roll, train, lay_r, lay_t, order, state.budget_s)
+
+
+# --------------------------------------------------------------------------- the search
+
+
+def search_state(
+    data: Sequence[JobData],
+    ctx: Context,
+    max_cost: float,
+    prune: bool,
+    all_orders: bool,
+    full_space: bool = True,
+    periods: PeriodCache | None = None,
+    deadline: float = math.inf,
+    cost_floor: float = 0.0,
+) -> SearchState | None:
+    """The search state of a set of >= 2 jobs, or None when no useful plan can exist.
+
+    None: mixed GPU types, P1, or the P8 floor already at the P5 cap.
+    """
+    first = data[0]
+    if any(d.rollout_type != first.rollout_type or d.train_type != first.train_type for d in data):
+        return None  # jobs of different GPU types cannot share a node
+    budget = min(d.budget_s for d in data)
+    if prune and p1_cycle_bound_exceeds(data, budget):
+        return None
+    if p5_split_cap_reached(cost_floor, max_cost):
+        return None
+    state = SearchState(
+        data=data,
+        ctx=ctx,
+        max_cost=max_cost,
+        prune=prune,
+        all_orders=all_orders,
+        full_space=full_space,
+        periods=PeriodCache() if periods is None else periods,
+        deadline=deadline,
+        budget_s=budget,
+        price_r=ctx.node_price(first.rollout_type),
+        price_t=ctx.node_price(first.train_type),
+        need_r=tuple(d.n_rollout_nodes for d in data),
+        need_t=tuple(d.n_train_nodes for d in data),
+        cost_floor=cost_floor,
+    )
+    p2_node_masks(state)
+    return state
+
+
+def search_group(state: SearchState) -> GroupPlan | None:
+    """The cheapest feasible connected plan of the state's jobs costing < ``max_cost``.
+
+    Raises :class:`DeadlineError` once ``state.deadline`` (a ``perf_counter`` time) passes.
+    """
+    layouts_r: dict[int, LazyList] = {}
+    layouts_t: dict[int, LazyList] = {}
+    for cost, n_t, n_r in p3_node_count_pairs(state):
+        if p5_split_cap_reached(cost, state.max_cost):
+            return None
+        if p8_below_subset_floor(cost, state.cost_floor):
+            continue
+        if n_r not in layouts_r:
+            layouts_r[n_r] = layouts(state.need_r, n_r, state.masks_r)
+        if n_t not in layouts_t:
+            layouts_t[n_t] = layouts(state.need_t, n_t, state.masks_t)
+        for lay_r in layouts_r[n_r]:
+            if time.perf_counter() > state.deadline:
+                raise DeadlineError
+            roll, load_r = p2_side_load(state, lay_r, rollout=True)
+            if state.prune and load_r > state.budget_s:
+                continue
+            for lay_t in layouts_t[n_t]:
+                plan = try_pinning(state, lay_r, lay_t, roll, load_r, cost)
+                if plan is not None:
+                    return plan
+    return None
+
+
+def try_pinning(
+    state: SearchState,
+    lay_r: tuple[int, ...],
+    lay_t: tuple[int, ...],
+    roll: list[float],
+    load_r: float,
+    cost: float,
+) -> GroupPlan | None:
+    """A feasible plan for this pinning (trying round-robin orders), or None."""
+    n, budget, prune, periods = state.n, state.budget_s, state.prune, state.periods
+    if not connected(n, lay_r, lay_t):
+        return None
+    train, load_t = p2_side_load(state, lay_t, rollout=False)
+    lower = p2_pinning_lower_bound(roll, train, load_r, load_t)
+    if prune and lower > budget:
+        return None
+    if prune and state.all_orders and n >= 3 and p6_some_subset_exceeds(
+        state, roll, train, lay_r, lay_t
+    ):
+        return None
+    order = tuple(range(n))
+    meta = periods.period(roll, train, lay_r, lay_t, order)
+    if meta > budget:
+        if prune and p4_index_order_reaches_bound(meta, lower):
+            return None
+        candidates = orders(n)[1:] if state.all_orders else ()
+        for other in candidates:
+            if not p7_order_may_fit(state, roll, train, lay_r, lay_t, other):
+                continue
+            meta = periods.period(roll, train, lay_r, lay_t, other)
+            if meta <= budget:
+                order = other
+                break
+        else:
+            return None
+    plan = GroupPlan(
+        job_ids=tuple(d.job.job_id for d in state.data),
+        rollout_nodes=len(lay_r),
+        train_nodes=len(lay_t),
+        rollout_pinning=pins(lay_r, n),
+        train_pinning=pins(lay_t, n),
+        order=order,
+        cost_usd_per_h=cost,
+        meta_iteration_s=meta,
+    )
+    return verified(plan, state.data, state.ctx)
+
+
+def verified(plan: GroupPlan, data: Sequence[JobData], ctx: Context) -> GroupPlan | None:
+    """Re-check a plan with the group model itself; the plan with its exact meta-iteration."""
+    by_id = {d.job.job_id: d for d in data}
+    members = tuple(
+        replace(by_id[job_id].group_job, rollout_nodes=r, train_nodes=t)
+        for job_id, r, t in zip(plan.job_ids, plan.rollout_pinning, plan.train_pinning, strict=True)
+    )
+    first = data[0].job
+    try:
+        group = CoExecutionGroup(
+            jobs=members,
+            rollout_node_ids=tuple(range(plan.rollout_nodes)),
+            train_node_ids=tuple(range(plan.train_nodes)),
+            pools=pools_from_hardware(ctx.hw, first.rollout_gpu_type, first.train_gpu_type),
+            node_capacity=node_capacity_from_hardware(ctx.hw),
+            order=plan.order,
+        )
+    except ValueError:
+        return None
+    metrics = group.metrics()  # the members are at their worst case already
+    ok = metrics.all_slo_ok and math.isclose(
+        metrics.cost_usd_per_h, plan.cost_usd_per_h, rel_tol=REL_TOL
+    )
+    return replace(plan, meta_iteration_s=metrics.meta_iteration_s) if ok else None
+
+
+def min_cost(
+    data: Sequence[JobData],
+    ctx: Context,
+    max_cost: float = math.inf,
+    prune: bool = True,
+    all_orders: bool = True,
+    full_space: bool = True,
+    periods: PeriodCache | None = None,
+    deadline: float = math.inf,
+    cost_floor: float = 0.0,
+) -> GroupPlan | None:
+    """The cheapest feasible plan of ``data`` (one job: alone) costing < ``max_cost``.
+
+    ``cost_floor`` is a proven lower bound on the cost of any feasible plan (rule P8).
+    """
+    if len(data) == 1:
+        plan = solo_plan(data[0], ctx)
+        return None if p5_split_cap_reached(plan.cost_usd_per_h, max_cost) else plan
+    state = search_state(
+        data, ctx, max_cost, prune, all_orders, full_space, periods, deadline, cost_floor
+    )
+    return None if state is None else search_group(state)
+
+
+def min_cost_group(
+    jobs: Sequence[RLJob],
+    hw: Hardware,
+    *,
+    max_cost_usd_per_h: float | None = None,
+    prune: bool = True,
+    orders: Orders = "all",
+    space: Space = "full",
+) -> GroupPlan | None:
+    """The cheapest feasible plan running exactly ``jobs`` as one connected group, or None.
+
+    Feasible: every node's resident state fits its host memory and every job's worst-case
+    slowdown is within its SLO. With ``max_cost_usd_per_h`` only plans strictly cheaper
+    count. ``prune=False`` switches off the necessary-condition pruning (for checking it).
+    ``orders``: ``"all"`` tries every round-robin order (up to rotation) when the index
+    order fails, ``"index"`` only the index order. ``space``: ``"full"`` searches every
+    pinning, ``"rollmux"`` only those with the training nodes of the job needing most
+    (Algorithm 1 never adds training nodes to a group). A job that fits no node raises
+    ValueError naming it.
+    """
+    ctx = context(hw)
+    data = job_data(jobs, ctx)
+    return min_cost(
+        data,
+        ctx,
+        check_max_cost(max_cost_usd_per_h),
+        prune,
+        check_orders(orders),
+        check_space(space),
+    )
