@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from strategies import any_groups, unsaturated_groups
+from strategies import any_groups, profile_examples, unsaturated_groups
 
 from rollmux.schedule import round_robin_schedule, steady_state_period
 from rollmux.schedule.bounds import (
@@ -43,8 +43,6 @@ from rollmux.schedule.search import (
 from rollmux.theorem1 import Instance, t_cycle_s, t_load_s
 
 REL = 1e-9
-# Searches per example cost ~0.1 s: a quarter of the profile's examples (ci 15, thorough 500).
-HEAVY_EXAMPLES = max(10, settings.default.max_examples // 4)
 
 
 def _args(instance: Instance) -> tuple:
@@ -78,7 +76,7 @@ def test_theorem_a_star_round_robin_runs_at_the_bound(instance: Instance, rnd: o
     assert period == pytest.approx(bound, rel=REL)
 
 
-@settings(max_examples=HEAVY_EXAMPLES)
+@profile_examples(0.25)
 @given(star_groups(max_jobs=5))
 def test_theorem_a_no_single_iteration_order_beats_round_robin(instance: Instance) -> None:
     """Star groups: the best per-node order (one iteration per job) equals round-robin."""
@@ -100,7 +98,7 @@ def test_theorem_a_needs_single_node_pinnings() -> None:
 # --------------------------------------------------------------------------- Lemma 1, Theorem B
 
 
-@settings(max_examples=HEAVY_EXAMPLES)
+@profile_examples(0.25)
 @given(st.one_of(any_groups("crossing", 2, 3), any_groups("shared_train", 2, 3),
                  any_groups("one_one", 2, 3)))
 def test_bounds_hold_for_every_enumerated_schedule(instance: Instance) -> None:
@@ -126,7 +124,7 @@ def test_bounds_hold_for_every_enumerated_schedule(instance: Instance) -> None:
                 assert util <= ceiling * (1 + REL)
 
 
-@settings(max_examples=HEAVY_EXAMPLES)
+@profile_examples(0.25)
 @given(st.one_of(any_groups("crossing", 4, 6), any_groups("shared_train", 4, 7),
                  unsaturated_groups("one_one", 4, 6)))
 def test_bounds_hold_for_searched_schedules_at_scale(instance: Instance) -> None:
@@ -188,7 +186,7 @@ def test_theorem_c_lp_bound_equals_round_robin(instance: Instance) -> None:
     assert utilisation_upper_bound(*_args(instance)) == pytest.approx(rr, rel=1e-7)
 
 
-@settings(max_examples=HEAVY_EXAMPLES)
+@profile_examples(0.25)
 @given(two_job_groups(max_s=12))
 def test_theorem_c_no_repetition_beats_round_robin(instance: Instance) -> None:
     """Two jobs on 1 + 1: the exact search (multiplicities <= 4) never beats round-robin."""

@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from strategies import profile_examples
 from test_placement_rollmux import HW, alone, join, mkjob
 
 from rollmux.closedform import JobPhases
@@ -26,7 +27,6 @@ from rollmux.schedule.maxplus import steady_state_period
 from rollmux.schedule.search import cost_weighted_utilisation
 
 REL = 1e-9
-HEAVY_EXAMPLES = max(10, settings.default.max_examples // 4)
 
 
 def long_and_medium() -> tuple[ClusterSnapshot, str]:
@@ -172,7 +172,7 @@ def arrivals(draw: st.DrawFn) -> list:
     return jobs
 
 
-@settings(max_examples=HEAVY_EXAMPLES)
+@profile_examples(0.25)
 @given(arrivals())
 def test_every_decision_meets_every_slo_and_beats_round_robin(jobs: list) -> None:
     """Replaying arrivals: each admitted group's exact schedule meets every member's SLO,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from strategies import any_groups, unsaturated_groups
+from strategies import any_groups, profile_examples, unsaturated_groups
 
 from rollmux.schedule import steady_state_period
 from rollmux.schedule.eventsim import measured_period, simulate
@@ -17,14 +17,13 @@ from rollmux.schedule.search import best_schedule, utilisation
 from rollmux.theorem1 import Instance
 
 REL = 1e-9
-HEAVY_EXAMPLES = max(10, settings.default.max_examples // 4)
 
 
 def _args(instance: Instance) -> tuple:
     return instance.rollout_s, instance.train_s, instance.rollout_node, instance.train_node
 
 
-@settings(max_examples=HEAVY_EXAMPLES)
+@profile_examples(0.25)
 @given(st.one_of(any_groups("shared_train", 2, 3), unsaturated_groups("one_one", 2, 3),
                  any_groups("crossing", 2, 2)),
        st.sampled_from(["aggregate", "cost_weighted"]))
@@ -43,7 +42,7 @@ def test_matches_exhaustive_best_schedule(instance: Instance, objective: str) ->
     assert heuristic.upper_bound >= exhaustive.utilisation * (1 - REL)
 
 
-@settings(max_examples=HEAVY_EXAMPLES)
+@profile_examples(0.25)
 @given(st.one_of(any_groups("crossing", 3, 6), any_groups("shared_train", 3, 6)),
        st.data())
 def test_caps_are_met_and_round_robin_is_never_beaten_downwards(
