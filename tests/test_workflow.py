@@ -236,8 +236,8 @@ def test_claims_rule_and_html_report(clean_run: Path) -> None:
     here stand in for the simulation stages' outputs.
     """
     _write_metrics(clean_run)
-    allowed = ("--allowed-rules", "claims_report", "calibrate_production_mix", "gantt_phases",
-               "fig01_gantt")
+    allowed = ("--allowed-rules", "claims_report", "calibrate_production_mix",
+               "calibrate_microbench_types", "gantt_phases", "fig01_gantt")
     targets = ("figures/fig01_gantt.png", "figures/claims.csv", "figures/claims.md")
     snakemake(clean_run, *targets, "--cores", "2", *allowed)
     summary = yaml.safe_load((clean_run / "results" / "claims_summary.json").read_text())
@@ -277,7 +277,7 @@ def test_claims_rule_fails_on_missing_metric(clean_run: Path, tmp_path: Path) ->
     result = subprocess.run(
         snakemake_command(
             workdir, "figures/claims.csv", "--cores", "1", "--allowed-rules", "claims_report",
-            "calibrate_production_mix",
+            "calibrate_production_mix", "calibrate_microbench_types",
         ),
         cwd=workdir,
         capture_output=True,
