@@ -1,14 +1,24 @@
-"""Fit `microbench_types` (rollmux.experiments.microbench_fit) and the in-group baselines."""
+"""Fit `microbench_types` and the micro-benchmark evidence tables (rollmux.experiments)."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
 from rollmux.claims import load_calibration, load_ledger
+from rollmux.closedform import pools_from_hardware, verl_fleet
+from rollmux.experiments.microbench_evidence import (
+    EVIDENCE_COLUMNS,
+    SYNC_COLUMNS,
+    sync_what_it_would_take,
+    what_it_would_take,
+)
 from rollmux.experiments.microbench_fit import (
     FIT,
     FitError,
@@ -21,7 +31,7 @@ from rollmux.experiments.microbench_fit import (
 )
 from rollmux.hardware import load_hardware
 from rollmux.microbench import build_scenario, load_microbench
-from rollmux.sim.microbench_sim import baseline_jobs, throughput_table
+from rollmux.sim.microbench_sim import baseline_jobs, table4, throughput_table
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
@@ -33,6 +43,12 @@ def fit() -> MicrobenchFit:
     """The fit on the packaged job types at the pipeline's seed and iterations."""
     targets = microbench_targets(load_ledger())
     return fit_microbench_types(FIT_CONFIG["seed"], FIT_CONFIG["iterations"], targets)
+
+
+@pytest.fixture(scope="module")
+def evidence() -> pd.DataFrame:
+    """The what-it-would-take table at seed 0, 60 iterations (the quick pipeline's)."""
+    return what_it_would_take(0, 60)
 
 
 def test_targets_are_table4_and_the_texts_facts() -> None:
@@ -131,3 +147,70 @@ def test_in_group_reading_changes_only_the_train_mux() -> None:
         np.testing.assert_allclose(a, b)
     solo = in_group[(in_group.scenario == "train") & (in_group.system == "solo-d")].iloc[0]
     assert (solo.h20_gpus, solo.h800_gpus) == (24, 24)
+
+
+def test_evidence_table_shape(evidence: pd.DataFrame) -> None:
+    """Every Fig. 10 claim has its default gain and a what-it-would-take row; C24 per job."""
+    assert list(evidence.columns) == list(EVIDENCE_COLUMNS)
+    gains = evidence[(evidence.quantity == "gain") & (evidence.reading == "default")]
+    assert sorted(gains.claim_id) == [f"C{i}" for i in range(14, 23)]
+    needed = evidence[evidence.quantity.isin(["rollmux_mean_slowdown",
+                                              "colocated_rollout_speedup",
+                                              "per_usd_over_solo_d"])]
+    assert sorted(needed.claim_id) == [f"C{i}" for i in range(14, 23)]
+    ratios = evidence[evidence.quantity == "ideal_rollout_ratio"]
+    assert len(ratios) == 2 * 8 and set(ratios.claim_id) == {"C24"}
+
+
+def test_evidence_gains_are_the_pipelines(evidence: pd.DataFrame) -> None:
+    """The default reading's gains are those of the throughput table (no second model)."""
+    table = throughput_table(0, 60)
+    for row in evidence[(evidence.quantity == "gain")
+                        & (evidence.reading == "default")].itertuples():
+        hit = table[(table.scenario == row.scenario) & (table.system == row.subject)]
+        assert row.ours == pytest.approx(float(hit.rollmux_gain.iloc[0]))
+
+
+def test_needed_verl_speedup_gives_the_papers_gain(evidence: pd.DataFrame) -> None:
+    """Plugging the needed co-located speed-up into veRL reproduces the paper's gain."""
+    hw = load_hardware()
+    table = throughput_table(0, 60)
+    pools = pools_from_hardware(hw)
+    for row in evidence[evidence.quantity == "colocated_rollout_speedup"].itertuples():
+        ours = table[(table.scenario == row.scenario) & (table.system == "rollmux")].iloc[0]
+        _, phases = baseline_jobs(build_scenario(row.scenario, hw), "requested")
+        fleet = verl_fleet(phases, dataclasses.replace(pools,
+                                                       colocated_rollout_speedup=row.needed))
+        gain = (ours.normalised_throughput / ours.cost_usd_per_h
+                / fleet.normalised_throughput_per_usd_h)
+        paper = evidence[(evidence.claim_id == row.claim_id)
+                         & (evidence.quantity == "gain")].paper.iloc[0]
+        assert gain == pytest.approx(paper, rel=1e-6)
+
+
+def test_needed_ideal_ratio_gives_the_papers_bounds(evidence: pd.DataFrame) -> None:
+    """With the needed H800/H20 ratio the ideal is 8.0% (18.1%) faster than RollMux."""
+    t4 = table4(0, 60).set_index(["scenario", "job"])
+    for row in evidence[evidence.quantity == "ideal_rollout_ratio"].itertuples():
+        rec = t4.loc[(row.scenario, row.subject)]
+        h20_rollout = rec.ideal_rollout_s / rec.ideal_rollout_ratio
+        ideal = row.needed * h20_rollout + (rec.ideal_s - rec.ideal_rollout_s)
+        bound = {"paper_low": 8.0, "paper_high": 18.1}[row.reading]
+        assert 100.0 * (rec.rollmux_s / ideal - 1.0) == pytest.approx(bound)
+
+
+def test_sync_readings() -> None:
+    """A copy per rollout GPU makes 8->8 about 8x for every size; per replica TP4 gives 2x."""
+    sync = sync_what_it_would_take()
+    assert list(sync.columns) == list(SYNC_COLUMNS)
+    eight = sync[sync.gpus == 8]
+    assert ((eight.speedup_per_gpu > 7.8) & (eight.speedup_per_gpu < 8.0)).all()
+    big = eight[eight.model_size_b == 32.0].iloc[0]
+    assert big.tensor_parallel == 4 and big.speedup_per_replica == pytest.approx(
+        2 * big.cross_copy_s / big.topology_s)
+    for row in sync.itertuples():
+        assert row.flat_per_gpu_s / (row.topology_copies_needed_low * row.cross_copy_s) == (
+            pytest.approx(row.paper_low))
+        assert row.flat_copies_needed_high * row.cross_copy_s / row.topology_s == (
+            pytest.approx(row.paper_high))
+    assert not math.isnan(sync.topology_copies_needed_low.sum())
