@@ -62,9 +62,26 @@ def test_job_types_keep_the_papers_ratios() -> None:
     assert (job_type("C").rollout_gpus, job_type("C").train_gpus) == (16, 16)
 
 
+def test_spatial_mux_packs_the_d_jobs_into_cs_training_nodes() -> None:
+    """Sec. 6.2: C on 16 H20 + 16 H800; each D on its own 8 H20 and C's 16 H800."""
+    sc = build_scenario("spatial")
+    c, d1, d2 = sc.group.jobs
+    assert (c.rollout_nodes, c.train_nodes) == ((0, 1), (0, 1))
+    assert (d1.rollout_nodes, d2.rollout_nodes) == ((2,), (3,))
+    assert d1.train_nodes == d2.train_nodes == c.train_nodes
+    assert [(p.rollout_gpus, p.train_gpus) for p in sc.solo_phases] == [(16, 16), (8, 16),
+                                                                        (8, 16)]
+    assert (len(sc.group.rollout_node_ids), len(sc.group.train_node_ids)) == (4, 2)
+    # C's rollout leaves its training nodes idle for both D trainings (fit microbench_types).
+    rollout, train = sc.group.effective_phases_s()
+    assert rollout[0] >= train[1] + train[2]
+    stacked = build_scenario("spatial_stacked").group
+    assert [j.rollout_nodes for j in stacked.jobs] == [(0, 1), (0,), (1,)]
+
+
 def test_unknown_names_list_the_valid_ones() -> None:
     """Unknown scenario and job-type names are errors listing the valid names."""
-    with pytest.raises(ValueError, match="valid: spatial, temporal, train"):
+    with pytest.raises(ValueError, match="valid: spatial, spatial_stacked, temporal, train"):
         build_scenario("nope")
     with pytest.raises(ValueError, match="valid: A, B, C, D, E"):
         job_type("Z")

@@ -15,6 +15,7 @@ from rollmux.phasetimes import (
     phase_times,
     rollout_mem_gb_per_node,
     rollout_shape,
+    rollout_time_ratio,
     rollout_time_s,
     switch_times,
     sync_times,
@@ -235,3 +236,18 @@ def test_phase_times_deterministic(size: float, tokens: int) -> None:
     """The same job and hardware always give identical phase times."""
     job = RLJob("a", size, tokens)
     assert phase_times(job, HW) == phase_times(job, HW)
+
+
+def test_rollout_time_ratio_follows_the_roofline() -> None:
+    """Same GPUs give 1; a compute-bound H20 batch speeds up on H800, a memory-bound one
+    slows down by about the HBM bandwidths (3.35 vs 4.0 TB/s); bad GPU counts are named."""
+    hw = load_hardware()
+    job = RLJob(job_id="r", model_size_b=7, max_response_tokens=8192)
+    assert rollout_time_ratio(job, hw, "H20", job.rollout_gpus) == pytest.approx(1.0)
+    small = dataclasses.replace(job, prompts_per_iter=16)
+    big = dataclasses.replace(job, prompts_per_iter=1024)
+    assert rollout_time_ratio(big, hw, "H800", 8) < 0.8
+    assert 1.0 < rollout_time_ratio(small, hw, "H800", 8) < 4000.0 / 3350.0 * 1.1
+    assert rollout_time_ratio(job, hw, "H800", 16) < rollout_time_ratio(job, hw, "H800", 8)
+    with pytest.raises(ValueError, match="gpus"):
+        rollout_time_ratio(job, hw, "H800", 0)

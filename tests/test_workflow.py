@@ -217,7 +217,8 @@ def test_killed_run_resumes_cleanly(clean_run: Path, tmp_path: Path) -> None:
 
 
 def _write_metrics(workdir: Path) -> None:
-    """Metrics files carrying the paper's own numbers for every reproducible claim."""
+    """Metrics files carrying the paper's own numbers for every reproducible claim, and a
+    stand-in for every evidence file the ledger names (inputs of the claims rule)."""
     ledger = pd.read_csv(
         workdir / "src/rollmux/data/claims.csv", dtype=str, keep_default_na=False, comment="#"
     )
@@ -231,6 +232,10 @@ def _write_metrics(workdir: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for i, stage in enumerate(METRIC_STAGES):
         rows.iloc[i :: len(METRIC_STAGES)].to_csv(folder / f"{stage}.csv", index=False)
+    for evidence in sorted({e for e in ledger["evidence"] if e.strip()}):
+        path = workdir / evidence.strip()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("stand-in\n")
 
 
 def test_claims_rule_and_html_report(clean_run: Path) -> None:
@@ -240,8 +245,8 @@ def test_claims_rule_and_html_report(clean_run: Path) -> None:
     here stand in for the simulation stages' outputs.
     """
     _write_metrics(clean_run)
-    allowed = ("--allowed-rules", "claims_report", "calibrate_production_mix", "gantt_phases",
-               "fig01_gantt")
+    allowed = ("--allowed-rules", "claims_report", "calibrate_production_mix",
+               "calibrate_microbench_types", "gantt_phases", "fig01_gantt")
     targets = ("figures/fig01_gantt.png", "figures/claims.csv", "figures/claims.md")
     snakemake(clean_run, *targets, "--cores", "2", *allowed)
     summary = yaml.safe_load((clean_run / "results" / "claims_summary.json").read_text())
@@ -281,7 +286,7 @@ def test_claims_rule_fails_on_missing_metric(clean_run: Path, tmp_path: Path) ->
     result = subprocess.run(
         snakemake_command(
             workdir, "figures/claims.csv", "--cores", "1", "--allowed-rules", "claims_report",
-            "calibrate_production_mix",
+            "calibrate_production_mix", "calibrate_microbench_types",
         ),
         cwd=workdir,
         capture_output=True,

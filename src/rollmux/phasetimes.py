@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rollmux.hardware import GB, Hardware
 from rollmux.jobs import RLJob, response_length_dist
@@ -24,6 +24,7 @@ __all__ = [
     "phase_times",
     "rollout_mem_gb_per_node",
     "rollout_shape",
+    "rollout_time_ratio",
     "rollout_time_s",
     "switch_times",
     "sync_times",
@@ -176,6 +177,20 @@ def rollout_time_s(job: RLJob, hw: Hardware, *, worst_case: bool = False) -> flo
     prefill_s = 2.0 * params * n_prompts * prompt / (flops * perf.prefill_mfu)
     tool_s = (job.turns - 1) * hw.workload.tool_latency_s_per_turn
     return prefill_s + max(memory_s, compute_s) + tool_s
+
+
+def rollout_time_ratio(job: RLJob, hw: Hardware, gpu_type: str, gpus: int) -> float:
+    """Modelled expected rollout time on ``gpus`` GPUs of ``gpu_type`` over that on the job's own.
+
+    Both times come from the roofline of :func:`rollout_time_s` (memory traffic or compute,
+    whichever is slower, with the tensor-parallel degree and KV capacity of each GPU type),
+    so a rollout that is compute-bound on H20 speeds up on H800 while a memory-bound one
+    follows the HBM bandwidths. Phase times given directly on the job are scaled by this.
+    """
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+        raise ValueError(f"gpus must be an integer >= 1, got {gpus!r}")
+    moved = replace(job, rollout_gpu_type=gpu_type, rollout_gpus=gpus)
+    return rollout_time_s(moved, hw) / rollout_time_s(job, hw)
 
 
 def train_time_s(job: RLJob, hw: Hardware, *, worst_case: bool = False) -> float:

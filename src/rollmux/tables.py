@@ -119,11 +119,14 @@ def table2_host_memory(
 
 
 def table3_job_types(hw: Hardware | None = None) -> pd.DataFrame:
-    """Table 3: micro-benchmark job types A-E (all estimates, data/microbench.yaml).
+    """Table 3: micro-benchmark job types A-E (data/microbench.yaml).
 
     Phase times are the types' expected inputs; ``sync_s`` and ``solo_iteration_s`` come
-    from the phase model.
+    from the phase model. ``fitted`` names the fields fit ``microbench_types`` sets (C's
+    and E's phase times); every other value is an estimate.
     """
+    from rollmux.experiments.microbench_fit import FITTED_FIELDS
+
     hw = hw or load_hardware()
     data = load_microbench()
     rows = []
@@ -143,6 +146,7 @@ def table3_job_types(hw: Hardware | None = None) -> pd.DataFrame:
             "rollout_over_train": pt.rollout_s / pt.train_s,
             "sync_s": pt.sync_s,
             "solo_iteration_s": pt.solo_iteration_s,
+            "fitted": " ".join(FITTED_FIELDS.get(name, ())),
             "estimate": True,
         })
     return pd.DataFrame(rows)

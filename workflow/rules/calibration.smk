@@ -32,3 +32,31 @@ rule calibrate_production_mix:
 
 
 TARGETS.extend(rules.calibrate_production_mix.output)
+
+
+# Fit `microbench_types`: the sizes of micro-benchmark job types A, C and E (Table 3 is an
+# image), fitted to Table 4's overhead cap and the text of sec. 6.2 on the stochastic
+# micro-benchmark simulation. The rule fails, naming the value, when the packaged
+# src/rollmux/data/microbench.yaml is not the fitted one.
+rule calibrate_microbench_types:
+    conda:
+        ENV
+    input:
+        microbench="src/rollmux/data/microbench.yaml",
+        hardware="src/rollmux/data/defaults.yaml",
+        calibration="src/rollmux/data/calibration.yaml",
+        ledger="src/rollmux/data/claims.csv",
+    output:
+        fitted="results/calibration/microbench_types/fitted.yaml",
+        residuals="results/calibration/microbench_types/residuals.csv",
+    params:
+        seed=config["calibration"]["microbench_types"]["seed"],
+        iterations=config["calibration"]["microbench_types"]["iterations"],
+        tolerance_pp=config["calibration"]["microbench_types"]["tolerance_pp"],
+    log:
+        "results/logs/calibration/microbench_types.log",
+    script:
+        "../scripts/calibration_microbench_types.py"
+
+
+TARGETS.extend(rules.calibrate_microbench_types.output)

@@ -22,12 +22,16 @@ built = {
                ["Phase model (docs/model.md sec. 8); the rollout TP rule and the 2 TB node "
                 "are estimates. " + est]),
     "table3": (tables.table3_job_types(hw), "Table 3: micro-benchmark job types A-E",
-               ["All rows are estimates (src/rollmux/data/microbench.yaml): the paper gives "
-                "only D rollout ~2.5x training, E ~6x, C on 16+16 and D on 8+16 GPUs."]),
+               ["Estimates (src/rollmux/data/microbench.yaml) except the `fitted` fields: "
+                "the paper gives only D rollout ~2.5x training, E ~6x, C on 16+16 and D on "
+                "8+16 GPUs; A's training and C's and E's phase times are fitted to Table 4's "
+                "overhead bound and the text of sec. 6.2 (fit microbench_types)."]),
     "table4": (tables.table4_iterations(pd.read_csv(snakemake.input.table4)),
                "Table 4: per-iteration time (s), solo vs RollMux vs ideal co-location",
                [f"From {snakemake.input.table4} (stochastic simulation, "
-                "docs/stochastic.md)."]),
+                "docs/stochastic.md). Solo: the job alone on the GPUs it has in its group; "
+                "ideal: every phase on its H800 GPUs (rollout by the phase model's "
+                "roofline), no sync, no switch."]),
     "table6": (tables.table6_profiles(), "Table 6: simulation job profiles",
                ["All ranges are estimates (src/rollmux/traces/workloads.yaml); the paper "
                 "gives only the classes."]),

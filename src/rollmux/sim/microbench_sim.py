@@ -1,20 +1,21 @@
 """Micro-benchmark scenarios (paper sec. 6.2) simulated with stochastic phases: Table 4, Fig. 10.
 
 Each scenario of :mod:`rollmux.microbench` (temporal: 2 x A; train: 2 x D + E on 24 H20 and
-one shared H800 node; spatial: C + 2 x D) is executed phase by phase with
-:func:`rollmux.sim.stochastic.simulate_woven`: stochastic rollout and training durations
-(:class:`~rollmux.sim.stochastic.PhaseSampler`, fixed seed, ``iterations`` iterations),
-warm switches on shared nodes, sync inside the training phase and, by default, long-tail
-migration. The same draws give each job's solo iteration and an ideal all-H800
-co-location with a free network. :func:`table4` tabulates the per-iteration overheads,
-:func:`throughput_table` the throughput at equal hourly provisioning cost against Solo-D
-and veRL (closed form) and Gavel+ (its placement policy). Columns are defined in
-docs/stochastic.md.
+one shared H800 node; spatial: C + 2 x D, each D on its own H20 node and C's H800 nodes) is
+executed phase by phase with :func:`rollmux.sim.stochastic.simulate_woven`: stochastic
+rollout and training durations (:class:`~rollmux.sim.stochastic.PhaseSampler`, fixed seed,
+``iterations`` iterations), warm switches on shared nodes, sync inside the training phase
+and, by default, long-tail migration. The same draws give each job's solo iteration, on the
+GPUs it has in its group (the Table 4 reference) and on the GPUs it requests (Table 3), and
+the ideal all-H800 co-location with a free network (the paper's "performance ceiling").
+:func:`table4` tabulates the per-iteration overheads, :func:`throughput_table` the
+throughput at equal hourly provisioning cost against Solo-D and veRL (closed form) and
+Gavel+ (its placement policy). Columns are defined in docs/stochastic.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,14 +24,14 @@ import pandas as pd
 
 from rollmux.closedform import (
     JobPhases,
-    PoolSpec,
     pools_from_hardware,
     solo_d_fleet,
     verl_fleet,
 )
 from rollmux.hardware import Hardware, load_hardware
+from rollmux.jobs import RLJob
 from rollmux.microbench import SCENARIOS, Scenario, build_scenario
-from rollmux.phasetimes import phase_times
+from rollmux.phasetimes import phase_times, rollout_time_ratio
 from rollmux.sim.stochastic import (
     IterationDraw,
     PhaseSampler,
@@ -43,10 +44,13 @@ from rollmux.sim.stochastic import (
 
 __all__ = [
     "PAPER_GAINS",
+    "SOLO_CONFIGS",
     "TABLE4_COLUMNS",
     "THROUGHPUT_COLUMNS",
     "ScenarioRun",
+    "baseline_jobs",
     "gavel_plus_fleet",
+    "ideal_rollout_ratio",
     "run_scenario",
     "table4",
     "throughput_table",
@@ -60,9 +64,9 @@ PAPER_GAINS: dict[str, dict[str, float]] = {
 """The paper's throughput ratios of RollMux over each baseline at equal cost (sec. 6.2)."""
 
 TABLE4_COLUMNS: tuple[str, ...] = (
-    "scenario", "job", "solo_s", "solo_in_group_s", "rollmux_s", "rollmux_no_migration_s",
-    "ideal_s", "closed_form_s", "overhead_vs_solo", "overhead_vs_in_group_solo",
-    "slower_than_ideal", "iterations", "seed",
+    "scenario", "job", "solo_s", "solo_requested_s", "rollmux_s", "rollmux_no_migration_s",
+    "ideal_s", "ideal_rollout_s", "ideal_rollout_ratio", "closed_form_s", "overhead_vs_solo",
+    "overhead_vs_requested_solo", "slower_than_ideal", "iterations", "seed",
 )
 """Columns of :func:`table4` (definitions in docs/stochastic.md, "Table 4")."""
 
@@ -80,6 +84,10 @@ class ScenarioRun:
 
     Per-job arrays are indexed like ``scenario.jobs``; ``frame`` is the woven group's
     per-phase table with migration as configured, ``frame_no_migration`` without.
+    ``solo_s`` is the job alone on the GPUs it has in the group (Table 4's reference),
+    ``solo_requested_s`` alone on the GPUs it requests (Table 3), ``ideal_s`` all phases on
+    its in-group H800 GPUs with a free network, its rollout (``ideal_rollout_s``)
+    ``ideal_rollout_ratio`` times the H20 one.
     """
 
     scenario: Scenario
@@ -88,8 +96,10 @@ class ScenarioRun:
     rollmux_s: np.ndarray
     rollmux_no_migration_s: np.ndarray
     solo_s: np.ndarray
-    solo_in_group_s: np.ndarray
+    solo_requested_s: np.ndarray
     ideal_s: np.ndarray
+    ideal_rollout_s: np.ndarray
+    ideal_rollout_ratio: np.ndarray
 
 
 def _check_run_args(seed: int, iterations: int) -> None:
@@ -120,35 +130,45 @@ def run_scenario(
     iterations: int = 60,
     hw: Hardware | None = None,
     config: StochasticConfig | None = None,
+    definitions: Mapping[str, Any] | None = None,
 ) -> ScenarioRun:
-    """Simulate scenario ``name`` for ``iterations`` iterations with stochastic phases."""
+    """Simulate scenario ``name`` for ``iterations`` iterations with stochastic phases.
+
+    ``definitions`` replaces the packaged job types and scenarios (``load_microbench()``).
+    Long-tail migration (``config.migration``) applies to the jobs whose rollout nodes
+    serve another job too: elsewhere no next rollout waits for the freed GPUs.
+    """
     _check_run_args(seed, iterations)
     hw = hw or load_hardware()
     cfg = config or StochasticConfig()
-    sc = build_scenario(name, hw)
+    sc = build_scenario(name, hw, definitions)
     group = sc.group
     eff_rollout, eff_train = group.effective_phases_s()
-    pools = pools_from_hardware(hw)
     gpn = hw.node.gpus_per_node
     group_draws: list[list[IterationDraw]] = []
     plain_draws: list[list[IterationDraw]] = []
-    solo_draws: list[list[IterationDraw]] = []
-    r_extra, t_extra = [], []
+    requested_draws: list[list[IterationDraw]] = []
+    r_extra, t_extra, ratios = [], [], []
+    off = replace(cfg, migration=False)
+    # Long-tail migration frees GPUs so that "the next job's rollout phase" starts on them
+    # (paper sec. 4.3): only a job whose rollout nodes serve another job migrates its tail.
+    shared = {n for n in group.rollout_node_ids if len(group.jobs_on("rollout", n)) > 1}
     for j, job in enumerate(sc.jobs):
         member = group.jobs[j].phases
         base = phase_times(job, hw)
         in_group = replace(base, train_s=member.train_s,
                            train_max_s=member.worst_case().train_s)
         kwargs: dict[str, Any] = {"root_seed": seed, "total_iterations": iterations}
-        group_draws.append(PhaseSampler(job, hw, config=cfg, times=in_group,
+        migrates = cfg if shared.intersection(group.jobs[j].rollout_nodes) else off
+        group_draws.append(PhaseSampler(job, hw, config=migrates, times=in_group,
                                         **kwargs).table(iterations))
-        off = replace(cfg, migration=False)
         plain_draws.append(PhaseSampler(job, hw, config=off, times=in_group,
                                         **kwargs).table(iterations))
-        solo_draws.append(PhaseSampler(job, hw, config=off, times=base,
-                                       **kwargs).table(iterations))
+        requested_draws.append(PhaseSampler(job, hw, config=off, times=base,
+                                            **kwargs).table(iterations))
         r_extra.append(eff_rollout[j] - member.rollout_s)
         t_extra.append(eff_train[j] - member.train_s)
+        ratios.append(ideal_rollout_ratio(job, member.train_gpus, hw))
     r_pins = [job.rollout_nodes for job in group.jobs]
     t_pins = [job.train_nodes for job in group.jobs]
     frames = []
@@ -159,28 +179,30 @@ def run_scenario(
         frames.append(frame)
         per_job.append(steady_iteration_s(iteration_end_times(frame, len(sc.jobs))))
     skip = max(1, iterations // 10)
-    solo = np.array([
-        np.mean([d.rollout_s + d.train_s + sc.solo_phases[j].sync_s for d in col[skip:]])
-        for j, col in enumerate(solo_draws)
-    ])
-    solo_in_group = np.array([
-        np.mean([d.rollout_s + d.train_s + sc.solo_phases[j].sync_s for d in col[skip:]])
-        for j, col in enumerate(plain_draws)
-    ])
-    ideal = np.array([
-        np.mean([_colocated(d.rollout_s, sc.solo_phases[j], pools) + d.train_s
-                 for d in col[skip:]])
-        for j, col in enumerate(solo_draws)
-    ])
-    return ScenarioRun(sc, frames[0], frames[1], per_job[0], per_job[1], solo, solo_in_group,
-                       ideal)
+
+    def mean_solo(draws: list[list[IterationDraw]]) -> np.ndarray:
+        """Each job's mean solo iteration (rollout, training, sync) after the warm-up."""
+        return np.array([np.mean([d.rollout_s + d.train_s + sc.solo_phases[j].sync_s
+                                  for d in col[skip:]]) for j, col in enumerate(draws)])
+
+    # The ceiling: the same draws with every phase on the job's in-group H800 GPUs, its
+    # rollout scaled by the phase model's roofline, no sync and no switch (free network).
+    ideal_rollout = np.array([ratios[j] * np.mean([d.rollout_s for d in col[skip:]])
+                              for j, col in enumerate(plain_draws)])
+    ideal = ideal_rollout + np.array([np.mean([d.train_s for d in col[skip:]])
+                                      for col in plain_draws])
+    return ScenarioRun(sc, frames[0], frames[1], per_job[0], per_job[1], mean_solo(plain_draws),
+                       mean_solo(requested_draws), ideal, ideal_rollout, np.array(ratios))
 
 
-def _colocated(rollout_s: float, phases: JobPhases, pools: PoolSpec) -> float:
-    """Rollout time on the job's own training GPUs by the HBM-bandwidth rule (closedform)."""
-    rollout_bw = phases.rollout_gpus * pools.rollout.hbm_bw_gbps
-    train_bw = phases.train_gpus * pools.train.hbm_bw_gbps
-    return rollout_s * rollout_bw / train_bw
+def ideal_rollout_ratio(job: RLJob, h800_gpus: int, hw: Hardware) -> float:
+    """The ideal co-location's rollout time over the job's H20 rollout time (roofline).
+
+    Table 4's ideal runs every phase "on expensive H800 GPUs with zero network cost"
+    (paper sec. 6.2): the rollout moves to the job's ``h800_gpus`` training GPUs at the
+    speed :func:`rollmux.phasetimes.rollout_time_ratio` models for them.
+    """
+    return rollout_time_ratio(job, hw, job.train_gpu_type, h800_gpus)
 
 
 def table4(
@@ -189,29 +211,34 @@ def table4(
     hw: Hardware | None = None,
     config: StochasticConfig | None = None,
     names: Sequence[str] = SCENARIOS,
+    definitions: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Paper Table 4: per-iteration time per job, solo vs RollMux vs ideal co-location.
 
-    One row per job of each scenario (columns :data:`TABLE4_COLUMNS`).
+    One row per job of each scenario (columns :data:`TABLE4_COLUMNS`). The overhead is
+    measured against the job alone on the GPUs it has in its group (``solo_s``): Table 4
+    quantifies "per-iteration slowdown from inter-job contention" (paper sec. 6.2).
     """
     hw = hw or load_hardware()
     rows: list[dict[str, Any]] = []
     for name in names:
-        run = run_scenario(name, seed, iterations, hw, config)
+        run = run_scenario(name, seed, iterations, hw, config, definitions)
         closed = run.scenario.group.metrics().meta_iteration_s
         for j, job in enumerate(run.scenario.jobs):
             rows.append({
                 "scenario": name,
                 "job": job.job_id,
                 "solo_s": float(run.solo_s[j]),
-                "solo_in_group_s": float(run.solo_in_group_s[j]),
+                "solo_requested_s": float(run.solo_requested_s[j]),
                 "rollmux_s": float(run.rollmux_s[j]),
                 "rollmux_no_migration_s": float(run.rollmux_no_migration_s[j]),
                 "ideal_s": float(run.ideal_s[j]),
+                "ideal_rollout_s": float(run.ideal_rollout_s[j]),
+                "ideal_rollout_ratio": float(run.ideal_rollout_ratio[j]),
                 "closed_form_s": float(closed),
                 "overhead_vs_solo": float(run.rollmux_s[j] / run.solo_s[j] - 1.0),
-                "overhead_vs_in_group_solo": float(
-                    run.rollmux_s[j] / run.solo_in_group_s[j] - 1.0),
+                "overhead_vs_requested_solo": float(
+                    run.rollmux_s[j] / run.solo_requested_s[j] - 1.0),
                 "slower_than_ideal": float(run.rollmux_s[j] / run.ideal_s[j] - 1.0),
                 "iterations": iterations,
                 "seed": seed,
@@ -219,11 +246,35 @@ def table4(
     return pd.DataFrame(rows, columns=list(TABLE4_COLUMNS))
 
 
+SOLO_CONFIGS: tuple[str, ...] = ("requested", "in_group")
+"""Where the baselines run each job: on the GPUs it requests (Table 3: Type-D "requiring
+8 x H20 + 16 x H800") or on those it has in its group (one H800 node in the train mux)."""
+
+
+def baseline_jobs(
+    scenario: Scenario, solo_config: str = "requested"
+) -> tuple[list[RLJob], list[JobPhases]]:
+    """The scenario's jobs and their solo phases as the baselines run them (:data:`SOLO_CONFIGS`).
+
+    ``in_group`` gives each job the training GPUs it has in the group, its training time
+    scaled as inside the group (compute-bound).
+    """
+    if solo_config not in SOLO_CONFIGS:
+        raise ValueError(f"solo_config {solo_config!r}: expected one of {', '.join(SOLO_CONFIGS)}")
+    if solo_config == "requested":
+        return list(scenario.jobs), list(scenario.solo_phases)
+    phases = [member.phases for member in scenario.group.jobs]
+    jobs = [replace(job, train_gpus=p.train_gpus, train_s=p.train_s,
+                    train_max_s=p.worst_case().train_s)
+            for job, p in zip(scenario.jobs, phases, strict=True)]
+    return jobs, phases
+
+
 def gavel_plus_fleet(
-    scenario: Scenario, hw: Hardware
+    jobs: Sequence[RLJob], phases: Sequence[JobPhases], hw: Hardware
 ) -> tuple[int, int, float, float] | str:
-    """Gavel+ allocations of a scenario's jobs: (H20 GPUs, H800 GPUs, USD/h, normalised
-    throughput), or the reason it is not available."""
+    """Gavel+ allocations of ``jobs`` (solo ``phases``): (H20 GPUs, H800 GPUs, USD/h,
+    normalised throughput), or the reason it is not available."""
     try:
         from rollmux.placement.gavel_plus import GavelPlusPolicy
         from rollmux.placement.snapshot import empty_snapshot
@@ -233,7 +284,7 @@ def gavel_plus_fleet(
     gpn = hw.node.gpus_per_node
     h20 = h800 = 0
     cost = throughput = 0.0
-    for job, solo in zip(scenario.jobs, scenario.solo_phases, strict=True):
+    for job, solo in zip(jobs, phases, strict=True):
         placement = policy.place(job, empty_snapshot(hw))
         if not getattr(placement, "admitted", False) or not np.isfinite(
                 placement.meta_iteration_s):
@@ -254,21 +305,25 @@ def throughput_table(
     hw: Hardware | None = None,
     config: StochasticConfig | None = None,
     names: Sequence[str] = SCENARIOS,
+    definitions: Mapping[str, Any] | None = None,
+    solo_config: str = "requested",
 ) -> pd.DataFrame:
     """Paper Fig. 10: throughput per hourly dollar of RollMux (simulated) and baselines.
 
     Normalised throughput counts solo-equivalent jobs, ``sum_j T_solo_j / T_j`` with the
-    closed-form expected solo iteration ``T_solo_j``; ``rollmux_gain`` is RollMux's
-    throughput per dollar-hour over the row's (columns :data:`THROUGHPUT_COLUMNS`).
+    closed-form expected solo iteration ``T_solo_j`` on the GPUs the baselines give each job
+    (``solo_config``, :func:`baseline_jobs`); ``rollmux_gain`` is RollMux's throughput per
+    dollar-hour over the row's (columns :data:`THROUGHPUT_COLUMNS`).
     """
     hw = hw or load_hardware()
     pools = pools_from_hardware(hw)
     gpn = hw.node.gpus_per_node
     rows: list[dict[str, Any]] = []
     for name in names:
-        run = run_scenario(name, seed, iterations, hw, config)
+        run = run_scenario(name, seed, iterations, hw, config, definitions)
         sc = run.scenario
-        solo = np.array([p.solo_iteration_s for p in sc.solo_phases])
+        jobs_b, phases_b = baseline_jobs(sc, solo_config)
+        solo = np.array([p.solo_iteration_s for p in phases_b])
         jobs = "+".join(j.job_id for j in sc.jobs)
         group_cost = sc.group.cost_usd_per_h()
         group_gpus = (len(sc.group.rollout_node_ids) * gpn, len(sc.group.train_node_ids) * gpn)
@@ -283,19 +338,20 @@ def throughput_table(
               float(np.sum(solo / sc.group.metrics().meta_iteration_s))),
              "expected phases, exact steady state"),
         ]
-        for system, fleet in (("solo-d", solo_d_fleet(list(sc.solo_phases), pools)),
-                              ("verl", verl_fleet(list(sc.solo_phases), pools))):
-            h20 = sum(p.rollout_gpus for p in sc.solo_phases) if system == "solo-d" else 0
-            h800 = sum(p.train_gpus for p in sc.solo_phases)
+        for system, fleet in (("solo-d", solo_d_fleet(phases_b, pools)),
+                              ("verl", verl_fleet(phases_b, pools))):
+            h20 = sum(p.rollout_gpus for p in phases_b) if system == "solo-d" else 0
+            h800 = sum(p.train_gpus for p in phases_b)
             systems.append((system, (h20, h800, fleet.cost_usd_per_h,
                                      fleet.normalised_throughput), "closed form"))
-        systems.append(("gavel-plus", gavel_plus_fleet(sc, hw), "placement policy gavel-plus"))
+        systems.append(("gavel-plus", gavel_plus_fleet(jobs_b, phases_b, hw),
+                        "placement policy gavel-plus"))
         ours = systems[0][1]
         assert not isinstance(ours, str)
         ours_per_usd = ours[3] / ours[2]
         for system, value, note in systems:
             row: dict[str, Any] = {"scenario": name, "system": system, "jobs": jobs,
-                                   "paper_gain": PAPER_GAINS[name].get(system, np.nan)}
+                                   "paper_gain": PAPER_GAINS.get(name, {}).get(system, np.nan)}
             if isinstance(value, str):
                 row.update(available=False, note=value)
             else:
