@@ -550,7 +550,9 @@ def test_reference_rejects_bad_input() -> None:
         reference_partition(many[:2], HW, max_group_size=0)
 
 
-@pytest.mark.parametrize("seed", [0, 3])
+# Seeds whose 12-job production mix has node-count pairs below the subset floor (the
+# production job mix is fitted, so the seeds that exercise P8 move when the fit does).
+@pytest.mark.parametrize("seed", [3, 4])
 def test_subset_floor_skips_only_infeasible_pairs(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
