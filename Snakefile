@@ -20,6 +20,7 @@ include: "workflow/rules/simulate.smk"
 include: "workflow/rules/robustness.smk"
 include: "workflow/rules/paperfigs.smk"
 include: "workflow/rules/calibration.smk"
+include: "workflow/rules/beyond.smk"
 include: "workflow/rules/claims.smk"
 
 

@@ -1,0 +1,67 @@
+# Results beyond the paper: questions the paper leaves open, answered on the same replays.
+# Issue 14: rollmux-repeat (repetition-aware intra-group schedules) next to rollmux on the
+# production trace and on the default simulation setting: the cost of completing the
+# trace, SLO attainment, per-job slowdown and decision latency (re-made decisions, timed),
+#   results/beyond/repeat.csv            one row per replay (rollmux.sim.policy_compare)
+#   results/metrics/beyond.csv           the values of the beyond ledger
+#                                        (src/rollmux/data/beyond.csv), rendered as the
+#                                        claims report's "Results beyond the paper"
+#   figures/beyond_repeat.{png,pdf}      the comparison, drawn
+# The replays are the replay rule's own (simulate.smk), keyed by SIM_PLAN.repeat.
+
+BEYOND_POLICIES = list(config["sim"].get("beyond", {}).get("repeat_policies",
+                                                            ["rollmux", "rollmux-repeat"]))
+
+
+rule beyond_repeat:
+    conda:
+        ENV
+    input:
+        summaries=run_files(SIM_PLAN.repeat, "summary.json"),
+        jobs=run_files(SIM_PLAN.repeat, "jobs.csv"),
+        events=run_files(SIM_PLAN.repeat, "events.csv"),
+        configs=run_files(SIM_PLAN.repeat, "config.json"),
+        traces=[trace_file(k.trace) for k in SIM_PLAN.repeat],
+    output:
+        table="results/beyond/repeat.csv",
+        metrics="results/metrics/beyond.csv",
+    params:
+        policies=BEYOND_POLICIES,
+        labels={
+            SIM_PLAN.production[0].trace: "production",
+            SIM_PLAN.mixed_setting.trace: "simulation",
+        },
+        overrides=SIM_OVERRIDES,
+    log:
+        "results/logs/beyond_repeat.log",
+    script:
+        "../scripts/beyond_repeat.py"
+
+
+rule fig_beyond_repeat:
+    conda:
+        ENV
+    input:
+        table=rules.beyond_repeat.output.table,
+    output:
+        png=report(
+            "figures/beyond_repeat.png",
+            caption="../report/beyond_repeat.rst",
+            category="Beyond the paper",
+        ),
+        pdf="figures/beyond_repeat.pdf",
+    params:
+        python=sys.executable,
+    log:
+        "results/logs/fig_beyond_repeat.log",
+    shell:
+        "{params.python} analysis/fig_beyond_repeat.py --table {input.table} "
+        "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+TARGETS.extend(
+    [
+        *rules.beyond_repeat.output,
+        *rules.fig_beyond_repeat.output,
+    ]
+)
