@@ -138,22 +138,31 @@ def woven(g: Group) -> dict[tuple[int, str, int], tuple[float, float]]:
     return _spans(frame)
 
 
-def event_model(g: Group) -> dict[tuple[int, str, int], tuple[float, float]]:
-    """The same from the cluster replay's event model, driven as the replay driver does."""
-    model = EventModel(g.n, record_phases=True, gpus_per_node=GPN)
+def _runtimes(g: Group) -> list[JobRuntime]:
+    """The group's jobs as both replay models see them (expected times: the tables' row 0;
+    the event model takes each phase's time from the draws)."""
+    out = []
     for j in range(g.n):
-        rows = g.meta_iterations * g.multiplicity[j]
-        times = PhaseTimes(rollout_s=1.0, train_s=1.0, sync_s=g.sync_s, sync_flat_s=g.sync_s,
-                           warm_switch_s=g.warm_s, cold_switch_s=g.warm_s, rollout_max_s=1.0,
-                           train_max_s=1.0)
-        rt = JobRuntime(
+        times = PhaseTimes(rollout_s=float(g.node_s[0, j]), train_s=float(g.train_s[0, j]),
+                           sync_s=g.sync_s, sync_flat_s=g.sync_s, warm_switch_s=g.warm_s,
+                           cold_switch_s=g.warm_s, rollout_max_s=float(g.node_s[0, j]),
+                           train_max_s=float(g.train_s[0, j]))
+        out.append(JobRuntime(
             index=j, group_id="G", colocated=False, times=times, sync_s=g.sync_s,
             coloc_ratio=1.0, rollout_nodes=tuple(g.rollout_pins[j]),
             train_nodes=tuple(TRAIN_SERIAL + x for x in g.train_pins[j]),
             rollout_gpus=GPN * len(g.rollout_pins[j]), train_gpus=GPN * len(g.train_pins[j]),
             rollout_gpus_per_node=(GPN,) * len(g.rollout_pins[j]),
             train_gpus_per_node=(GPN,) * len(g.train_pins[j]),
-        )
+        ))
+    return out
+
+
+def event_model(g: Group) -> dict[tuple[int, str, int], tuple[float, float]]:
+    """The same from the cluster replay's event model, driven as the replay driver does."""
+    model = EventModel(g.n, record_phases=True, gpus_per_node=GPN)
+    for j, rt in enumerate(_runtimes(g)):
+        rows = g.meta_iterations * g.multiplicity[j]
         node_s = g.node_s[:rows, j]
         draws = PhaseDraws(array("d", (node_s + g.tail_s[:rows, j]).tolist()),
                            array("d", node_s.tolist()), array("d", g.train_s[:rows, j].tolist()),
@@ -296,25 +305,6 @@ def steady_groups(draw: st.DrawFn) -> Group:
     return replace(g, meta_iterations=STEADY_CYCLES, node_s=constant(g.node_s),
                    train_s=constant(g.train_s), tail_s=np.zeros((rows, g.n)),
                    tail_gpus=np.zeros((rows, g.n), dtype=int))
-
-
-def _runtimes(g: Group) -> list[JobRuntime]:
-    """The group's jobs as the analytic model sees them (expected times = the tables' row 0)."""
-    out = []
-    for j in range(g.n):
-        times = PhaseTimes(rollout_s=float(g.node_s[0, j]), train_s=float(g.train_s[0, j]),
-                           sync_s=g.sync_s, sync_flat_s=g.sync_s, warm_switch_s=g.warm_s,
-                           cold_switch_s=g.warm_s, rollout_max_s=float(g.node_s[0, j]),
-                           train_max_s=float(g.train_s[0, j]))
-        out.append(JobRuntime(
-            index=j, group_id="G", colocated=False, times=times, sync_s=g.sync_s,
-            coloc_ratio=1.0, rollout_nodes=tuple(g.rollout_pins[j]),
-            train_nodes=tuple(TRAIN_SERIAL + x for x in g.train_pins[j]),
-            rollout_gpus=GPN * len(g.rollout_pins[j]), train_gpus=GPN * len(g.train_pins[j]),
-            rollout_gpus_per_node=(GPN,) * len(g.rollout_pins[j]),
-            train_gpus_per_node=(GPN,) * len(g.train_pins[j]),
-        ))
-    return out
 
 
 def _serial_orders(g: Group) -> dict[int, list[int]]:
