@@ -13,9 +13,13 @@ from rollmux.claims import METRICS_COLUMNS, load_beyond_ledger
 from rollmux.sim import ReplaySpec, run_replay
 from rollmux.sim.policy_compare import (
     COMPARISON_COLUMNS,
+    KEY_COLUMNS,
+    LATENCY_COLUMNS,
     comparison_metrics,
-    comparison_row,
     decision_latencies_ms,
+    latency_row,
+    outcome_row,
+    recorded_latency,
 )
 from rollmux.sim.sweeps import sweep_plan
 
@@ -36,12 +40,17 @@ def replays(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+def _row(folder: Path) -> dict:
+    """A full comparison row: the replay's outcome and its decisions timed now."""
+    return {**outcome_row(folder, TINY), **latency_row(folder, TINY)}
+
+
 def test_row_reads_the_replay_and_times_its_own_decisions(replays: dict[str, Path]) -> None:
     """One row per replay: the summary's cost and SLO attainment, the completed jobs'
     slowdown, one timed decision per arrival (re-made decisions match the event log)."""
     for policy, folder in replays.items():
-        row = comparison_row(folder, TINY)
-        assert list(row) == list(COMPARISON_COLUMNS)
+        row = _row(folder)
+        assert sorted(row) == sorted(COMPARISON_COLUMNS)
         summary = json.loads((folder / "summary.json").read_text())
         jobs = pd.read_csv(folder / "jobs.csv")
         assert row["policy"] == policy and row["trace"] == "tiny-prod"
@@ -72,7 +81,7 @@ def test_metrics_are_ratios_of_the_rows_and_fill_the_beyond_ledger(
         replays: dict[str, Path]) -> None:
     """comparison_metrics: candidate over baseline per trace, named as the ledger names
     them; every shipped beyond metric is produced, with the ledger's unit."""
-    table = pd.DataFrame([comparison_row(folder, TINY) for folder in replays.values()])
+    table = pd.DataFrame([_row(folder) for folder in replays.values()])
     for label in ("production", "simulation"):
         labelled = table.assign(trace=f"t-{label}")
         metrics = comparison_metrics(labelled, "rollmux", "rollmux-repeat",
@@ -90,6 +99,37 @@ def test_metrics_are_ratios_of_the_rows_and_fill_the_beyond_ledger(
         assert (part.unit == by.loc[part.index, "unit"]).all()
     with pytest.raises(ValueError, match="no replay of policy 'greedy'"):
         comparison_metrics(table, "greedy", "rollmux-repeat", {"tiny-prod": "p"}, "x", "s")
+
+
+def test_recorded_latency_is_looked_up_by_the_replay_keys(replays: dict[str, Path],
+                                                          tmp_path: Path) -> None:
+    """A recorded latency table gives each replay its row; a missing one is named."""
+    rows = [latency_row(folder, TINY) for folder in replays.values()]
+    path = tmp_path / "latency.csv"
+    pd.DataFrame(rows, columns=list(LATENCY_COLUMNS)).to_csv(path, index=False)
+    for row in rows:
+        keys = {k: row[k] for k in KEY_COLUMNS}
+        assert recorded_latency(path, keys) == pytest.approx(row)
+    missing = {**{k: rows[0][k] for k in KEY_COLUMNS}, "policy": "greedy"}
+    with pytest.raises(ValueError, match=r"0 rows for trace=tiny-prod, policy=greedy"):
+        recorded_latency(path, missing)
+    pd.DataFrame(rows).drop(columns="decisions").to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"latency\.csv:1: header"):
+        recorded_latency(path, {k: rows[0][k] for k in KEY_COLUMNS})
+
+
+def test_shipped_recorded_latencies_cover_both_profiles() -> None:
+    """benchmarks/recorded/ holds a latency row for every comparison replay of both
+    profiles (the pipeline reads them by default)."""
+    import yaml
+
+    recorded = ROOT / "benchmarks" / "recorded" / "beyond_repeat_latency.csv"
+    for name in ("config.yaml", "paper.yaml"):
+        config = yaml.safe_load((ROOT / "config" / name).read_text())
+        for key in sweep_plan(config["sim"], config["seed"]).repeat:
+            keys = {"trace": key.trace, "policy": key.policy, "seed": key.seed,
+                    "phases": "stochastic" if key.stochastic else "expected"}
+            assert recorded_latency(recorded, keys)["decisions"] > 0
 
 
 def test_sweep_plan_replays_the_repeat_comparison() -> None:

@@ -1,14 +1,16 @@
 """Two placement policies side by side on the same replays: cost, SLOs, slowdown, latency.
 
-:func:`comparison_row` reduces one replay folder (``rollmux simulate`` output) to the
-numbers a policy comparison needs: the cost of completing the trace, the SLO attainment
-(``slo_attainment``, docs/metrics.md), the per-job slowdown (mean, p95, max over
-completed jobs) and the policy's decision latency. The latency is not in the replay's
+:func:`outcome_row` reduces one replay folder (``rollmux simulate`` output) to what the
+replay decided: the cost of completing the trace, the SLO attainment (``slo_attainment``,
+docs/metrics.md) and the per-job slowdown (mean, p95, max over completed jobs).
+:func:`latency_row` adds the policy's decision latency, which is not in the replay's
 files (they are byte-identical across runs, timings are not): :func:`decision_latencies_ms`
 re-makes the replay's decisions, in the order of its event log, on the snapshots the
 replay saw, and times each one (CPU time of the deciding thread, which other processes on
 a shared machine inflate less than wall time). The decisions are checked against the
-event log, so the timed decisions are the replay's own.
+event log, so the timed decisions are the replay's own. So that the pipeline's outputs
+stay byte-identical, it reads latencies recorded once (:func:`recorded_latency`,
+benchmarks/record_beyond_latency.py) unless told to time them.
 """
 
 from __future__ import annotations
@@ -23,13 +25,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["COMPARISON_COLUMNS", "comparison_metrics", "comparison_row", "decision_latencies_ms"]
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "KEY_COLUMNS",
+    "LATENCY_COLUMNS",
+    "comparison_metrics",
+    "decision_latencies_ms",
+    "latency_row",
+    "outcome_row",
+    "recorded_latency",
+]
 
+#: Columns that identify a replay in a comparison or latency table.
+KEY_COLUMNS: tuple[str, ...] = ("trace", "policy", "seed", "phases")
+#: Columns of a latency table (:func:`latency_row`, one row per replay), in order.
+LATENCY_COLUMNS: tuple[str, ...] = (
+    *KEY_COLUMNS, "decisions", "decision_median_ms", "decision_p95_ms", "decision_max_ms",
+)
 #: Columns of a comparison table (one row per replay), in order.
 COMPARISON_COLUMNS: tuple[str, ...] = (
-    "trace", "policy", "seed", "phases", "jobs", "jobs_completed", "total_cost_usd",
-    "cost_usd_per_h", "span_h", "slo_attainment", "mean_slowdown", "p95_slowdown",
-    "max_slowdown", "decisions", "decision_median_ms", "decision_p95_ms", "decision_max_ms",
+    *KEY_COLUMNS, "jobs", "jobs_completed", "total_cost_usd", "cost_usd_per_h", "span_h",
+    "slo_attainment", "mean_slowdown", "p95_slowdown", "max_slowdown",
+    *LATENCY_COLUMNS[len(KEY_COLUMNS):],
 )
 
 
@@ -95,37 +112,71 @@ def decision_latencies_ms(folder: str | Path, trace: str | Path,
     return np.asarray(out, dtype=float)
 
 
-def comparison_row(folder: str | Path, trace: str | Path,
-                   hardware_overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """One replay as a row of :data:`COMPARISON_COLUMNS` (latencies: :func:`decision_latencies_ms`).
+def _keys(folder: Path, trace: str | Path, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The replay's :data:`KEY_COLUMNS` (``trace``: the file stem)."""
+    return {"trace": Path(trace).stem, "policy": config["policy"], "seed": int(config["seed"]),
+            "phases": "stochastic" if config.get("stochastic", True) else "expected"}
 
-    ``trace`` is the file stem in the ``trace`` column and the file the latencies re-play.
-    """
+
+def outcome_row(folder: str | Path, trace: str | Path) -> dict[str, Any]:
+    """What the replay in ``folder`` decided, as the non-latency columns of
+    :data:`COMPARISON_COLUMNS` (``trace``: the replayed file; its stem is the key)."""
     folder = Path(folder)
     config = _replay_config(folder)
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     jobs = pd.read_csv(folder / "jobs.csv")
     slowdown = jobs.loc[jobs.status == "completed", "slowdown"].to_numpy(dtype=float)
-    latency = decision_latencies_ms(folder, trace, hardware_overrides)
+    nan = float("nan")
     return {
-        "trace": Path(trace).stem,
-        "policy": config["policy"],
-        "seed": int(config["seed"]),
-        "phases": "stochastic" if config.get("stochastic", True) else "expected",
+        **_keys(folder, trace, config),
         "jobs": int(summary["jobs"]),
         "jobs_completed": int(summary["jobs_completed"]),
         "total_cost_usd": float(summary["total_cost_usd"]),
         "cost_usd_per_h": float(summary["cost_usd_per_h"]),
         "span_h": float(summary["span_h"]),
         "slo_attainment": float(summary["slo_attainment"]),
-        "mean_slowdown": float(np.mean(slowdown)) if len(slowdown) else float("nan"),
-        "p95_slowdown": float(np.percentile(slowdown, 95)) if len(slowdown) else float("nan"),
-        "max_slowdown": float(np.max(slowdown)) if len(slowdown) else float("nan"),
-        "decisions": len(latency),
-        "decision_median_ms": float(np.median(latency)) if len(latency) else float("nan"),
-        "decision_p95_ms": float(np.percentile(latency, 95)) if len(latency) else float("nan"),
-        "decision_max_ms": float(np.max(latency)) if len(latency) else float("nan"),
+        "mean_slowdown": float(np.mean(slowdown)) if len(slowdown) else nan,
+        "p95_slowdown": float(np.percentile(slowdown, 95)) if len(slowdown) else nan,
+        "max_slowdown": float(np.max(slowdown)) if len(slowdown) else nan,
     }
+
+
+def latency_row(folder: str | Path, trace: str | Path,
+                hardware_overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The replay's decision latency (:data:`LATENCY_COLUMNS`), timed now
+    (:func:`decision_latencies_ms`)."""
+    folder = Path(folder)
+    latency = decision_latencies_ms(folder, trace, hardware_overrides)
+    nan = float("nan")
+    return {
+        **_keys(folder, trace, _replay_config(folder)),
+        "decisions": len(latency),
+        "decision_median_ms": float(np.median(latency)) if len(latency) else nan,
+        "decision_p95_ms": float(np.percentile(latency, 95)) if len(latency) else nan,
+        "decision_max_ms": float(np.max(latency)) if len(latency) else nan,
+    }
+
+
+def recorded_latency(path: str | Path, keys: Mapping[str, Any]) -> dict[str, Any]:
+    """The row of a recorded latency table (:data:`LATENCY_COLUMNS`) for one replay.
+
+    ``keys``: the replay's :data:`KEY_COLUMNS`. ValueError naming the file and the keys
+    when the table has no such row, or more than one.
+    """
+    table = pd.read_csv(path, dtype={"trace": str, "policy": str, "phases": str})
+    if tuple(table.columns) != LATENCY_COLUMNS:
+        raise ValueError(f"{path}:1: header {','.join(table.columns)} must be exactly "
+                         f"{','.join(LATENCY_COLUMNS)}")
+    match = table
+    for key in KEY_COLUMNS:
+        match = match[match[key] == keys[key]]
+    if len(match) != 1:
+        wanted = ", ".join(f"{k}={keys[k]}" for k in KEY_COLUMNS)
+        raise ValueError(f"{path}: {len(match)} rows for {wanted} (expected one; record it "
+                         f"with benchmarks/record_beyond_latency.py)")
+    row = match.iloc[0]
+    return {**{k: keys[k] for k in KEY_COLUMNS}, "decisions": int(row["decisions"]),
+            **{c: float(row[c]) for c in LATENCY_COLUMNS[len(KEY_COLUMNS) + 1:]}}
 
 
 def comparison_metrics(table: pd.DataFrame, baseline: str, candidate: str,
