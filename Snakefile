@@ -21,6 +21,7 @@ include: "workflow/rules/evidence_sim.smk"
 include: "workflow/rules/robustness.smk"
 include: "workflow/rules/paperfigs.smk"
 include: "workflow/rules/calibration.smk"
+include: "workflow/rules/beyond.smk"
 include: "workflow/rules/claims.smk"
 
 

@@ -14,15 +14,19 @@ import pytest
 import yaml
 
 from rollmux.claims import (
+    BEYOND_COLUMNS,
+    BEYOND_REPORT_COLUMNS,
     CALIBRATED,
     DIFFERS,
     METRICS_COLUMNS,
     NOT_REPRODUCIBLE,
     REPRODUCED,
     ClaimsError,
+    beyond_report,
     build_claims_report,
     compare,
     compare_with_paper,
+    load_beyond_ledger,
     load_calibration,
     load_ledger,
     load_tolerances,
@@ -377,3 +381,59 @@ def test_every_footnote_of_the_ledger_exists() -> None:
     notes = load_footnotes()
     used = {f for text in load_ledger()["footnotes"] for f in text.split(";") if f}
     assert used <= set(notes)
+
+
+# --------------------------------------------------------------------------- beyond the paper
+
+
+def _beyond_rows(ledger: pd.DataFrame, value: str = "0.95") -> list[dict[str, str]]:
+    """One metrics row per result beyond the paper, all with ``value``."""
+    return [{"metric": rec["metric"], "value": value, "low": "", "high": "",
+             "unit": rec["unit"], "source": "results/beyond/test.csv", "note": "test row"}
+            for rec in ledger.to_dict("records")]
+
+
+def test_results_beyond_the_paper_are_a_section_of_the_report(tmp_path: Path) -> None:
+    """The shipped beyond ledger validates; its values come from the metrics files and
+    are rendered, with ids and evidence, under "Results beyond the paper"."""
+    beyond = load_beyond_ledger()
+    assert list(beyond.columns) == list(BEYOND_COLUMNS)
+    assert beyond["result_id"].is_unique and beyond["metric"].is_unique
+    assert set(beyond["metric"]).isdisjoint(load_ledger()["metric"])
+    path = _write(tmp_path / "beyond.csv", _beyond_rows(beyond, "0.9467"))
+    table = beyond_report(beyond, [path], tmp_path, require_evidence=False)
+    assert list(table.columns) == list(BEYOND_REPORT_COLUMNS)
+    assert (table["value"] == 0.9467).all() and len(table) == len(beyond)
+    _build(tmp_path, _metrics_rows(load_ledger()), beyond_metrics_paths=[path])
+    text = (tmp_path / "claims.md").read_text()
+    section = text.split("## Results beyond the paper", 1)[1]
+    for rec in beyond.to_dict("records"):
+        assert f"| {rec['result_id']} | {rec['source']} |" in section
+    assert "| 0.9467 |" in section
+    assert json.loads((tmp_path / "summary.json").read_text())["beyond"] == len(beyond)
+
+
+def test_beyond_result_without_value_or_evidence_fails_loudly(tmp_path: Path) -> None:
+    """A result whose metric is in no file, or whose evidence file is missing, is named;
+    so are a unit other than the ledger's and a bad ledger row."""
+    beyond = load_beyond_ledger()
+    rows = _beyond_rows(beyond)
+    dropped = rows.pop(0)["metric"]
+    path = _write(tmp_path / "beyond.csv", rows)
+    with pytest.raises(ClaimsError, match=rf"B01 \({dropped}\): no value in"):
+        beyond_report(beyond, [path], tmp_path, require_evidence=False)
+    full = _write(tmp_path / "full.csv", _beyond_rows(beyond))
+    with pytest.raises(ClaimsError, match=r"evidence results/beyond/repeat\.csv not found"):
+        beyond_report(beyond, [full], tmp_path, require_evidence=True)
+    (tmp_path / "results" / "beyond").mkdir(parents=True)
+    (tmp_path / "results" / "beyond" / "repeat.csv").write_text("trace\nx\n")
+    assert len(beyond_report(beyond, [full], tmp_path, require_evidence=True)) == len(beyond)
+    wrong_unit = _beyond_rows(beyond)
+    wrong_unit[0]["unit"] = "%"
+    with pytest.raises(ClaimsError, match=r"beyond\.csv:2: row 1, column unit"):
+        beyond_report(beyond, [_write(tmp_path / "beyond.csv", wrong_unit)], tmp_path, False)
+    text = (ROOT / "src/rollmux/data/beyond.csv").read_text().replace(",x,results/", ",zz,results/",
+                                                                       1)
+    (tmp_path / "ledger.csv").write_text(text)
+    with pytest.raises(ClaimsError, match=r"row 1 \(B01\), column unit: 'zz'"):
+        load_beyond_ledger(tmp_path / "ledger.csv")

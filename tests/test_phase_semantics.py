@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from rollmux.phases import (
@@ -29,9 +29,15 @@ from rollmux.phases import (
 )
 from rollmux.phasetimes import PhaseTimes
 from rollmux.schedule.eventsim import DeadlockError as ReferenceDeadlock
-from rollmux.schedule.eventsim import simulate, to_frame
-from rollmux.schedule.graph import build_schedule, round_robin_node_orders
-from rollmux.sim.analytic import JobRuntime
+from rollmux.schedule.eventsim import measured_period, simulate, to_frame
+from rollmux.schedule.graph import (
+    build_schedule,
+    order_events,
+    repeated_layout,
+    round_robin_node_orders,
+)
+from rollmux.schedule.maxplus import period_of_event_graph, steady_state_period
+from rollmux.sim.analytic import AnalyticModel, JobRuntime, group_cycle
 from rollmux.sim.eventmodel import DeadlockError, EventModel
 from rollmux.sim.progress import PhaseDraws
 from rollmux.sim.stochastic import WovenTables, simulate_woven
@@ -132,22 +138,31 @@ def woven(g: Group) -> dict[tuple[int, str, int], tuple[float, float]]:
     return _spans(frame)
 
 
-def event_model(g: Group) -> dict[tuple[int, str, int], tuple[float, float]]:
-    """The same from the cluster replay's event model, driven as the replay driver does."""
-    model = EventModel(g.n, record_phases=True, gpus_per_node=GPN)
+def _runtimes(g: Group) -> list[JobRuntime]:
+    """The group's jobs as both replay models see them (expected times: the tables' row 0;
+    the event model takes each phase's time from the draws)."""
+    out = []
     for j in range(g.n):
-        rows = g.meta_iterations * g.multiplicity[j]
-        times = PhaseTimes(rollout_s=1.0, train_s=1.0, sync_s=g.sync_s, sync_flat_s=g.sync_s,
-                           warm_switch_s=g.warm_s, cold_switch_s=g.warm_s, rollout_max_s=1.0,
-                           train_max_s=1.0)
-        rt = JobRuntime(
+        times = PhaseTimes(rollout_s=float(g.node_s[0, j]), train_s=float(g.train_s[0, j]),
+                           sync_s=g.sync_s, sync_flat_s=g.sync_s, warm_switch_s=g.warm_s,
+                           cold_switch_s=g.warm_s, rollout_max_s=float(g.node_s[0, j]),
+                           train_max_s=float(g.train_s[0, j]))
+        out.append(JobRuntime(
             index=j, group_id="G", colocated=False, times=times, sync_s=g.sync_s,
             coloc_ratio=1.0, rollout_nodes=tuple(g.rollout_pins[j]),
             train_nodes=tuple(TRAIN_SERIAL + x for x in g.train_pins[j]),
             rollout_gpus=GPN * len(g.rollout_pins[j]), train_gpus=GPN * len(g.train_pins[j]),
             rollout_gpus_per_node=(GPN,) * len(g.rollout_pins[j]),
             train_gpus_per_node=(GPN,) * len(g.train_pins[j]),
-        )
+        ))
+    return out
+
+
+def event_model(g: Group) -> dict[tuple[int, str, int], tuple[float, float]]:
+    """The same from the cluster replay's event model, driven as the replay driver does."""
+    model = EventModel(g.n, record_phases=True, gpus_per_node=GPN)
+    for j, rt in enumerate(_runtimes(g)):
+        rows = g.meta_iterations * g.multiplicity[j]
         node_s = g.node_s[:rows, j]
         draws = PhaseDraws(array("d", (node_s + g.tail_s[:rows, j]).tolist()),
                            array("d", node_s.tolist()), array("d", g.train_s[:rows, j].tolist()),
@@ -259,3 +274,114 @@ def test_phase_rules() -> None:
     assert rollout_release_s(0.0, 10.0, [[(4.0, 1.0)], []]) == 14.0
     # Tails that ended before the start do not count.
     assert rollout_release_s(6.0, 10.0, [[(5.0, 0.5)]]) == 16.0
+
+
+# ----------------------------------------------------------- steady state: periods and rates
+
+STEADY_CYCLES = 40  # cycles simulated: the transient of these small groups ends well before
+STEADY_SKIP = 20  # cycles measured_period skips as warm-up
+
+
+@st.composite
+def steady_groups(draw: st.DrawFn) -> Group:
+    """Connected groups of :func:`groups` with expected (constant) phase times, no tails."""
+    g = draw(groups(tails=False))
+    edges = {(j, ("R", x)) for j in range(g.n) for x in g.rollout_pins[j]}
+    edges |= {(j, ("T", x)) for j in range(g.n) for x in g.train_pins[j]}
+    reached, frontier = {0}, [0]
+    while frontier:
+        j = frontier.pop()
+        for k in range(g.n):
+            if k not in reached and any((k, node) in edges for (i, node) in edges if i == j):
+                reached.add(k)
+                frontier.append(k)
+    # A group whose jobs share no node is two groups: the replay never builds one.
+    assume(len(reached) == g.n)
+    rows = STEADY_CYCLES * max(g.multiplicity)
+
+    def constant(table: np.ndarray) -> np.ndarray:
+        return np.repeat(table[:1], rows, axis=0)
+
+    return replace(g, meta_iterations=STEADY_CYCLES, node_s=constant(g.node_s),
+                   train_s=constant(g.train_s), tail_s=np.zeros((rows, g.n)),
+                   tail_gpus=np.zeros((rows, g.n), dtype=int))
+
+
+def _serial_orders(g: Group) -> dict[int, list[int]]:
+    """The group's node orders keyed by node serial (the replay's keys)."""
+    return {(x if pool == "R" else TRAIN_SERIAL + x): list(seq)
+            for (pool, x), seq in g.orders.items()}
+
+
+def _max_plus_period_s(g: Group) -> float:
+    """The period as schedule/repeat.py computes it: its event lists, the exact max-plus."""
+    rollout, train = g.occupancy()
+    offsets, durations, chains = repeated_layout(rollout[0], train[0], g.multiplicity)
+    sequences = [order_events(offsets, seq, pool == "T")
+                 for (pool, _x), seq in sorted(g.orders.items())]
+    return period_of_event_graph(durations, chains, [0.0] * g.n, sequences)
+
+
+def _analytic_finish_times(g: Group) -> dict[int, float]:
+    """Each job's finish in the analytic model, driven as the replay driver drives it."""
+    model = AnalyticModel()
+    for rt, m in zip(_runtimes(g), g.multiplicity, strict=True):
+        model.add_job(rt, 0.0, 0, STEADY_CYCLES * m, 0.0, True)
+    model.set_node_orders("G", _serial_orders(g))
+    out: dict[int, float] = {}
+    while len(out) < g.n:
+        out.update(model.run_until(math.inf))
+    return out
+
+
+@settings(max_examples=max(20, settings.default.max_examples // 2))
+@given(g=steady_groups())
+def test_simulators_run_at_the_exact_max_plus_period(g: Group) -> None:
+    """Expected phase times, repeated orders included: every simulator runs at repeat.py's
+    exact max-plus period, job j at m_j iterations per period, and finishes agree."""
+    period = _max_plus_period_s(g)
+    rollout, train = g.occupancy()
+    schedule = build_schedule(rollout[0], train[0], g.rollout_pins, g.train_pins, g.orders)
+    assert steady_state_period(schedule) == pytest.approx(period, rel=1e-9)
+    ref = _reference_or_deadlock(g)
+    if ref is None:  # deadlocking orders: no finite period, and the analytic model refuses
+        assert math.isinf(period)
+        with pytest.raises(DeadlockError):
+            _analytic_finish_times(g)
+        return
+    assert math.isfinite(period)
+    records = simulate(schedule, STEADY_CYCLES)
+    assert measured_period(records, schedule, STEADY_SKIP) == pytest.approx(period, rel=1e-9)
+    ev = event_model(g)
+    _agree(ev, ref)
+    cycle_s, mult = group_cycle(_runtimes(g), _serial_orders(g))
+    assert cycle_s == pytest.approx(period, rel=1e-9)
+    assert mult == g.multiplicity
+    # The analytic model runs every cycle at the steady state from time 0; the event model
+    # settles after a transient that is shorter than two cycles' worth of all phases.
+    work_s = sum(m * (r + t) for m, r, t in zip(g.multiplicity, rollout[0], train[0],
+                                                  strict=True))
+    analytic = _analytic_finish_times(g)
+    for j, finish_s in _finish_times(ev).items():
+        assert analytic[j] == pytest.approx(STEADY_CYCLES * period, rel=1e-9)
+        assert abs(finish_s - analytic[j]) <= 2 * work_s
+
+
+def test_a_short_job_repeated_runs_at_the_max_plus_period() -> None:
+    """Paper-style example: a short job repeated beside a long one (shared training node).
+
+    Job 0 (rollout 1 s, train 1 s) runs three iterations per cycle beside job 1 (rollout
+    10 s, train 1 s): the training node's order 0,0,1,0 lets job 0 train while job 1 rolls
+    out, so the cycle is job 1's 11 s and job 0 iterates every 11/3 s.
+    """
+    g = Group([[0], [1]], [[0], [0]], {("R", 0): [0, 0, 0], ("R", 1): [1],
+                                       ("T", 0): [0, 0, 1, 0]}, [3, 1], STEADY_CYCLES,
+              np.tile([1.0, 10.0], (3 * STEADY_CYCLES, 1)), np.zeros((3 * STEADY_CYCLES, 2)),
+              np.zeros((3 * STEADY_CYCLES, 2), dtype=int), np.ones((3 * STEADY_CYCLES, 2)),
+              0.0, 0.0)
+    assert _max_plus_period_s(g) == pytest.approx(11.0)
+    assert group_cycle(_runtimes(g), _serial_orders(g)) == (pytest.approx(11.0), [3, 1])
+    finish = _finish_times(event_model(g))
+    assert finish == _finish_times(reference(g))
+    assert _analytic_finish_times(g) == pytest.approx({0: 440.0, 1: 440.0})
+    assert finish[1] == pytest.approx(440.0)  # job 1 is never delayed: it is the cycle

@@ -9,6 +9,7 @@ snapshot untouched).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -116,6 +117,31 @@ def test_rescue_packs_a_short_job_that_round_robin_cannot_hold() -> None:
     assert decision.meta_iteration_s == pytest.approx(period, rel=REL)
     assert period / mult["S"] <= 2.0 * 200.0
     assert util > 0
+
+
+def test_apply_refuses_orders_that_deadlock_or_unbalance_a_job() -> None:
+    """Orders that cannot run are refused when the decision is applied, naming the group.
+
+    M's second rollout (R4: M thrice, then S thrice) waits for M's first training, which
+    T2 runs after S's three: S's first training waits for S's first rollout, after M's
+    third: a cycle of waits with no phase free to start (a simulator would deadlock).
+    """
+    snap, group_id = long_and_medium()
+    decision = get_policy("rollmux-repeat").place(mkjob("S", 100, 100, slo=2.0), snap)
+    assert decision.node_orders is not None
+    apply(snap, decision).check_invariants()
+    deadlock = (("R1", ("L",)), ("R4", ("M", "M", "M", "S", "S", "S")),
+                ("T2", ("S", "S", "S", "M", "M", "M", "L")))
+    with pytest.raises(ValueError, match=rf"node_orders of group '{group_id}' deadlock"):
+        apply(snap, replace(decision, node_orders=deadlock))
+    unbalanced = (("R1", ("L",)), ("R4", ("M", "S", "M", "S", "M", "S")),
+                  ("T2", ("M", "S", "L", "M", "S", "M")))
+    with pytest.raises(ValueError, match=r"job S appears .* equally often"):
+        apply(snap, replace(decision, node_orders=unbalanced))
+    with pytest.raises(ValueError, match=r"no order for node\(s\) \['R1'\]"):
+        apply(snap, replace(decision, node_orders=unbalanced[1:]))
+    with pytest.raises(ValueError, match=r"\['X'\] are not members"):
+        apply(snap, replace(decision, node_orders=(*unbalanced[:2], ("T2", ("X",)))))
 
 
 def test_round_robin_kept_when_it_is_best() -> None:

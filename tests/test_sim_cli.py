@@ -21,6 +21,7 @@ from rollmux.sim.cli import (
     spec_from_args,
 )
 from rollmux.sim.records import EVENT_COLUMNS, JOB_COLUMNS, PHASE_COLUMNS
+from rollmux.sim.sweeps import window_trace_text
 from rollmux.traces.loader import trace_text
 
 SUMMARY_KEYS = {"cost_usd_per_h", "total_cost_usd", "slo_attainment", "peak_gpus",
@@ -255,3 +256,25 @@ def test_hardware_overrides_change_prices(tmp_path: Path) -> None:
                      *extra, "--out", str(out)]) == 0
         costs.append(json.loads((out / "summary.json").read_text())["cost_usd_per_h"])
     assert costs[1] > costs[0]
+
+
+SHIPPED_TRACES = sorted(p.name for p in (Path(__file__).resolve().parents[1] / "traces").glob(
+    "*.csv"))
+REPEAT_WINDOW = 12  # arrivals: rollmux-repeat's decisions cost up to ~0.5 s each
+
+
+@pytest.mark.parametrize("trace", SHIPPED_TRACES)
+def test_rollmux_repeat_runs_on_every_shipped_trace(trace: str, tmp_path: Path) -> None:
+    """`rollmux simulate --policy rollmux-repeat` completes every job of each shipped trace's
+    first arrivals at event fidelity (its repeated orders never deadlock; the analytic
+    fidelity runs them in tests/test_golden.py and tests/test_phase_semantics.py)."""
+    source = Path(__file__).resolve().parents[1] / "traces" / trace
+    window = tmp_path / trace
+    window.write_text(window_trace_text(source.read_text(encoding="utf-8"), REPEAT_WINDOW,
+                                        trace), encoding="utf-8")
+    out = tmp_path / "out"
+    code = main(["simulate", "--trace", str(window), "--policy", "rollmux-repeat", "--out",
+                 str(out), "--no-phases", "--quiet"])
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["jobs_completed"] == summary["jobs"] > 0

@@ -129,7 +129,7 @@ def test_event_model_runs_a_repeated_job_once_per_appearance() -> None:
 
 def test_event_model_refuses_orders_that_drop_or_unbalance_a_job() -> None:
     """Every job of a node appears in its order, equally often on each of its nodes."""
-    model = EventModel(2)
+    model = EventModel(3)
     model.add_job(runtime(0, 2.0, 2.0, (0,), (1,)), -1.0, 0, 4, 0.0, True, None)
     model.add_job(runtime(1, 2.0, 2.0, (0,), (1,)), -1.0, 0, 2, 0.0, True, None)
     with pytest.raises(ValueError, match="leaves out job"):

@@ -100,6 +100,12 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "source",
 )
 
+#: Columns of the ledger of results beyond the paper (``rollmux/data/beyond.csv``).
+BEYOND_COLUMNS: tuple[str, ...] = ("result_id", "source", "description", "metric", "unit",
+                                   "evidence")
+#: Columns of the rendered results beyond the paper: the ledger's, the value and its file.
+BEYOND_REPORT_COLUMNS: tuple[str, ...] = (*BEYOND_COLUMNS, "value", "file")
+
 # Slack on tolerance comparisons, so a value exactly at the edge is not lost to rounding.
 _EPS = 1e-9
 
@@ -148,6 +154,11 @@ class Comparison:
 def ledger_path() -> Path:
     """Path of the ledger shipped with the package."""
     return Path(str(resources.files("rollmux") / "data" / "claims.csv"))
+
+
+def beyond_ledger_path() -> Path:
+    """Path of the ledger of results beyond the paper shipped with the package."""
+    return Path(str(resources.files("rollmux") / "data" / "beyond.csv"))
 
 
 def tolerances_path() -> Path:
@@ -367,10 +378,9 @@ def load_ledger(path: Path | str | None = None) -> pd.DataFrame:
                 problems.append(f"{where} {column}: empty, but kind {rec['kind']} needs it")
         if rec["role"] not in ROLES:
             problems.append(f"{where} role: {rec['role']!r} is not one of {', '.join(ROLES)}")
-        evidence = rec["evidence"].strip()
-        if evidence and (Path(evidence).is_absolute() or not evidence.startswith("results/")
-                         or ".." in Path(evidence).parts):
-            problems.append(f"{where} evidence: {evidence!r} must be a path under results/")
+        problem = _evidence_problem(rec["evidence"].strip())
+        if problem:
+            problems.append(f"{where} evidence: {problem}")
         if rec["reproducible"] not in ("yes", "no"):
             problems.append(f"{where} reproducible: {rec['reproducible']!r} must be yes or no")
         if rec["reproducible"] == "no" and not rec["not_reproducible_reason"].strip():
@@ -378,6 +388,80 @@ def load_ledger(path: Path | str | None = None) -> pd.DataFrame:
     if problems:
         raise ClaimsError("\n".join(problems))
     return table
+
+
+def _evidence_problem(evidence: str) -> str | None:
+    """Why an evidence path is not a relative path under results/ (None: it is)."""
+    if evidence and (Path(evidence).is_absolute() or not evidence.startswith("results/")
+                     or ".." in Path(evidence).parts):
+        return f"{evidence!r} must be a path under results/"
+    return None
+
+
+def load_beyond_ledger(path: Path | str | None = None) -> pd.DataFrame:
+    """Load and validate the ledger of results beyond the paper (strings).
+
+    ClaimsError listing every problem (file, line, row and column): a wrong header, an
+    empty or duplicate id or metric, a unit outside :data:`UNITS`, an evidence path that
+    is not under results/.
+    """
+    path = beyond_ledger_path() if path is None else Path(path)
+    table = _read_table(path)
+    if tuple(table.columns) != BEYOND_COLUMNS:
+        raise ClaimsError(f"{path}:1: header {','.join(table.columns)} must be exactly "
+                          f"{','.join(BEYOND_COLUMNS)}")
+    lines = _data_line_numbers(path)
+    problems: list[str] = []
+    seen: dict[str, dict[str, int]] = {"result_id": {}, "metric": {}}
+    for i, rec in enumerate(table.to_dict("records")):
+        line = lines[i] if i < len(lines) else i + 2
+        where = f"{path}:{line}: row {i + 1} ({rec['result_id'] or '?'}), column"
+        for key in ("result_id", "metric", "description"):
+            if not rec[key].strip():
+                problems.append(f"{where} {key}: empty")
+        for key, known in seen.items():
+            if rec[key] in known:
+                problems.append(f"{where} {key}: duplicate {rec[key]!r} (row {known[rec[key]]})")
+            known.setdefault(rec[key], i + 1)
+        if rec["unit"] not in UNITS:
+            problems.append(f"{where} unit: {rec['unit']!r} is not one of {', '.join(UNITS)}")
+        problem = _evidence_problem(rec["evidence"].strip()) or (
+            None if rec["evidence"].strip() else "empty: every result names its results file")
+        if problem:
+            problems.append(f"{where} evidence: {problem}")
+    if problems:
+        raise ClaimsError("\n".join(problems))
+    return table
+
+
+def beyond_report(ledger: pd.DataFrame, metrics_paths: Sequence[Path | str],
+                  evidence_root: Path | str = ".", require_evidence: bool = True
+                  ) -> pd.DataFrame:
+    """One row per result beyond the paper (:data:`BEYOND_REPORT_COLUMNS`), values read
+    from the metrics files.
+
+    The metrics files follow the metrics contract and may hold only the ledger's metrics,
+    in the ledger's units (:func:`read_metrics`). ClaimsError naming every result whose
+    metric is in no file, and, with ``require_evidence``, every result whose evidence
+    file does not exist under ``evidence_root``.
+    """
+    as_claims = ledger.assign(claim_id=ledger["result_id"], kind="value")
+    metrics = read_metrics(list(metrics_paths), as_claims).set_index("metric")
+    problems = [f"{rec['result_id']} ({rec['metric']}): no value in "
+                f"{', '.join(map(str, metrics_paths)) or 'no metrics file'}"
+                for rec in ledger.to_dict("records") if rec["metric"] not in metrics.index]
+    if require_evidence:
+        problems += [f"{rec['result_id']} ({rec['metric']}): evidence {rec['evidence']} not found"
+                     for rec in ledger.to_dict("records")
+                     if not (Path(evidence_root) / rec["evidence"]).is_file()]
+    if problems:
+        raise ClaimsError("results beyond the paper without their numbers:\n  "
+                          + "\n  ".join(problems))
+    rows = [{**{c: rec[c] for c in BEYOND_COLUMNS},
+             "value": float(metrics.loc[rec["metric"], "value"]),
+             "file": metrics.loc[rec["metric"], "file"]}
+            for rec in ledger.to_dict("records")]
+    return pd.DataFrame(rows, columns=list(BEYOND_REPORT_COLUMNS))
 
 
 def compare_with_paper(ledger: pd.DataFrame, paper_csv: Path | str) -> list[str]:
@@ -707,8 +791,10 @@ def render_markdown(
     calibration: Calibration | None = None,
     footnotes: Mapping[str, str] | None = None,
     residuals: Mapping[str, pd.DataFrame] | None = None,
+    beyond: pd.DataFrame | None = None,
 ) -> str:
-    """The claims report as Markdown: counts, the calibration split, the table, footnotes."""
+    """The claims report as Markdown: counts, the calibration split, the table, footnotes,
+    and the results beyond the paper (``beyond``: rows of :func:`beyond_report`)."""
     calibration = calibration or Calibration(facts={}, fits={})
     footnotes = dict(footnotes or {})
     lines = [
@@ -781,6 +867,22 @@ def render_markdown(
     if used:
         lines += ["", "## Footnotes", ""]
         lines += [f"- **[{f}]** {footnotes.get(f, '')}" for f in used]
+    if beyond is not None and len(beyond):
+        lines += [
+            "",
+            "## Results beyond the paper",
+            "",
+            "Questions the paper leaves open, answered by this pipeline: the ledger"
+            " src/rollmux/data/beyond.csv names each result, the pipeline computes its value"
+            " (results/metrics/, from the evidence file).",
+            "",
+            "| result | source | description | value | unit | evidence |",
+            "|---|---|---|---|---|---|",
+        ]
+        for rec in beyond.to_dict("records"):
+            cells = [rec["result_id"], rec["source"], rec["description"], _fmt(rec["value"]),
+                     rec["unit"], rec["evidence"]]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -796,11 +898,15 @@ def build_claims_report(
     footnotes: Path | str | None = None,
     results_root: Path | str = ".",
     require_evidence: bool = True,
+    beyond_metrics_paths: Iterable[Path | str] = (),
+    beyond_ledger: Path | str | None = None,
 ) -> dict[str, int]:
     """Validate, join and classify; write the CSV, Markdown and JSON counts atomically.
 
     ``results_root`` is the folder that evidence and residual paths (``results/...``) are
-    relative to (the pipeline's working directory).
+    relative to (the pipeline's working directory). With ``beyond_metrics_paths``, the
+    results beyond the paper (``beyond_ledger``, default the shipped one) are rendered
+    after the claims (:func:`beyond_report`).
     """
     table = load_ledger(ledger)
     tols = load_tolerances(tolerances, tolerance_overrides)
@@ -809,12 +915,16 @@ def build_claims_report(
     metrics = read_metrics(list(metrics_paths), table)
     report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence)
     residuals = {name: read_residuals(fit, results_root) for name, fit in cal.fits.items()}
+    beyond_paths = list(beyond_metrics_paths)
+    beyond = (beyond_report(load_beyond_ledger(beyond_ledger), beyond_paths, results_root,
+                            require_evidence) if beyond_paths else None)
     counts = status_counts(report)
     write_csv(report, out_csv, float_format="%.4g")
-    write_text(out_md, render_markdown(report, tols, cal, notes, residuals))
+    write_text(out_md, render_markdown(report, tols, cal, notes, residuals, beyond))
     write_json(
         {"counts": counts, "total": len(report), "summary": counts_line(counts),
-         "calibration": {name: list(fit.targets) for name, fit in cal.fits.items()}},
+         "calibration": {name: list(fit.targets) for name, fit in cal.fits.items()},
+         "beyond": 0 if beyond is None else len(beyond)},
         out_summary,
     )
     return counts

@@ -1,10 +1,12 @@
 """What a phase does when it runs: the one statement every simulator follows.
 
-The cluster replay engine (:class:`rollmux.sim.engine.EventModel`), the micro-benchmark
-simulation (:func:`rollmux.sim.stochastic.simulate_woven`) and the reference simulator
-(:func:`rollmux.schedule.eventsim.simulate`) all execute phases by these rules, so they
-agree on every period and finish time (tests/test_phase_semantics.py checks it). The
-equations are in docs/stochastic.md (S1) and docs/metrics.md ("The two fidelity levels").
+The cluster replay's event model (:class:`rollmux.sim.eventmodel.EventModel`), the
+micro-benchmark simulation (:func:`rollmux.sim.stochastic.simulate_woven`) and the
+reference simulator (:func:`rollmux.schedule.eventsim.simulate`) all execute phases by
+these rules, so they agree on every period and finish time; the replay's analytic model
+(:class:`rollmux.sim.analytic.AnalyticModel`) runs every group at the steady state of the
+same rules (tests/test_phase_semantics.py checks all four). The equations are in
+docs/stochastic.md (S1) and docs/metrics.md ("The two fidelity levels").
 
 **Switch** (:func:`switch_paid`). A phase first pays a switch, on its nodes:
 
@@ -36,20 +38,50 @@ may start, when the tail ends.
 caller) runs at the end of training on the training nodes, before they are released; a
 co-located job has no sync (its weights do not move).
 
-**Order.** Every node serves its jobs in a cyclic order, one phase at a time; a job may
-appear more than once in a node's order (it then runs that many iterations per round).
+**Order** (:func:`appearances`, :func:`order_multiplicities`). Every node serves its
+jobs' phases of its pool (rollouts on a rollout node, trainings on a training node) one
+at a time, in a cyclic order that it runs in a loop: a *cycle* is one pass through it.
+
+* *Appearances.* A job may appear several times in a node's order. It appears on each of
+  its nodes (both pools) equally often, ``m_j`` times, its *multiplicity*, and at least
+  once: it runs ``m_j`` iterations per cycle. The k-th time job j appears on a rollout
+  (training) node in a cycle is its k-th rollout (training) of that cycle, so the cycle's
+  k-th rollout and k-th training of a job are one iteration.
+* *When a phase starts.* A job's rollout waits for its previous training to end (with its
+  sync); its training waits for its rollout to be complete (with its migrated tail). A
+  phase on several nodes (gang) starts only when it is next on all of them and all are
+  free; each node then moves on to the next appearance of its order.
+* *Iterations.* An iteration counts when its training ends. A job that has run all its
+  iterations leaves: its remaining appearances are passed over (the replay removes it at
+  that instant). With expected phase times the cycles settle at the period ``P`` of the
+  order's timed event graph (:mod:`rollmux.schedule.maxplus`), and job j runs ``m_j``
+  iterations per ``P``: its achieved iteration time tends to ``P / m_j`` (docs/metrics.md).
+* *A job joining a running group* takes the last place of each of its nodes' orders,
+  once, from the current cycle of the most advanced of its nodes (nodes still in an
+  earlier cycle pass over it in that cycle).
+* *New orders for a running group* (a re-plan) take over at once: every node of the group
+  starts a new cycle. A job whose rollout has started but not yet its training finishes
+  that iteration first: its training takes the place of its last appearance on its
+  training nodes in a cycle before the new one (a *carry-over* cycle, in which every other
+  appearance is passed over, so carry-over trainings keep the new order among
+  themselves). Every job then starts its next iteration at its first appearance of the
+  new cycle. Orders are applied only once every job they name has been admitted.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from enum import IntEnum
+from typing import TypeVar
 
 __all__ = [
+    "DeadlockError",
     "Switch",
     "Tail",
+    "appearances",
     "node_release_s",
+    "order_multiplicities",
     "rollout_release_s",
     "switch_paid",
     "switch_s",
@@ -59,6 +91,13 @@ __all__ = [
 
 #: A migrated tail on one node: (end time s, share of the node's GPUs it holds).
 Tail = tuple[float, float]
+
+J = TypeVar("J", bound=Hashable)
+N = TypeVar("N", bound=Hashable)
+
+
+class DeadlockError(RuntimeError):
+    """Node orders that contradict the job chains: no phase can start."""
 
 
 class Switch(IntEnum):
@@ -157,3 +196,58 @@ def _release_s(start_s: float, work_s: float, live: Sequence[Sequence[Tail]]) ->
         left -= rate * (bp - now)
         now = bp
     raise AssertionError("unreachable: the last segment is unbounded")  # pragma: no cover
+
+
+def appearances(order: Iterable[J]) -> list[int]:
+    """Which appearance of its job each entry of a node's order is (0 for the job's first).
+
+    The entry with appearance k of job j serves j's k-th rollout (training) of the cycle.
+    """
+    seen: dict[J, int] = {}
+    out = []
+    for job in order:
+        k = seen.get(job, 0)
+        seen[job] = k + 1
+        out.append(k)
+    return out
+
+
+def order_multiplicities(orders: Mapping[N, Sequence[J]],
+                         nodes_of: Mapping[J, Iterable[N]]) -> dict[J, int]:
+    """Each job's multiplicity ``m_j`` in a group's node orders (its iterations per cycle).
+
+    ``orders``: node -> cyclic order of jobs, for every node of the jobs in ``nodes_of``
+    (job -> all its nodes, both pools). ValueError when an order lists a job that does not
+    run on its node, leaves out one that does (each must appear at least once), or when a
+    job appears a different number of times on two of its nodes (it runs whole
+    iterations: a rollout per training).
+    """
+    on_node: dict[N, set[J]] = {}
+    for job, nodes in nodes_of.items():
+        for node in nodes:
+            on_node.setdefault(node, set()).add(job)
+    counts: dict[J, dict[N, int]] = {job: {} for job in nodes_of}
+    for node, order in orders.items():
+        here = on_node.get(node, set())
+        strangers = [job for job in dict.fromkeys(order) if job not in here]
+        if strangers:
+            raise ValueError(f"node orders: the order of node {node} lists job(s) {strangers} "
+                             f"that do not run on that node")
+        for job in order:
+            counts[job][node] = counts[job].get(node, 0) + 1
+        missing = sorted((job for job in here if job not in counts or node not in counts[job]),
+                         key=str)
+        if missing:
+            raise ValueError(f"node orders: the order of node {node} leaves out job(s) "
+                             f"{missing} of that node (each must appear at least once)")
+    out: dict[J, int] = {}
+    for job, nodes in nodes_of.items():
+        per_node = {node: counts[job].get(node, 0) for node in nodes}
+        unlisted = [node for node in per_node if node not in orders]
+        if unlisted:
+            raise ValueError(f"node orders: no order for node(s) {unlisted} of job {job}")
+        if len(set(per_node.values())) != 1:
+            raise ValueError(f"node orders: job {job} appears {per_node} times on its nodes "
+                             f"(node: count); it must appear equally often on each")
+        out[job] = next(iter(per_node.values()))
+    return out

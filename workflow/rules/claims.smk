@@ -1,6 +1,8 @@
 # Claims report: every results/metrics/<stage>.csv (the metrics contract of
 # workflow/README.md) joined with the claims ledger on `metric`. A reproducible claim
-# with no result fails this rule, naming the metric. The HTML report
+# with no result fails this rule, naming the metric. The results beyond the paper
+# (ledger src/rollmux/data/beyond.csv, values results/metrics/beyond.csv) follow as
+# their own section of figures/claims.md; a result without its value fails it too. The HTML report
 # (`snakemake --report figures/report.html`) shows this table beside every figure.
 
 # Stages whose metrics back the paper's claims (results/metrics/<stage>.csv).
@@ -26,6 +28,9 @@ rule claims_report:
         ENV
     input:
         metrics=expand("results/metrics/{stage}.csv", stage=CLAIM_STAGES),
+        # results beyond the paper (beyond.smk), rendered after the claims
+        beyond_metrics="results/metrics/beyond.csv",
+        beyond_ledger="src/rollmux/data/beyond.csv",
         ledger="src/rollmux/data/claims.csv",
         tolerances="src/rollmux/data/claims_tolerances.yaml",
         calibration="src/rollmux/data/calibration.yaml",

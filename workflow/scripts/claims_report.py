@@ -18,6 +18,8 @@ try:
         calibration=snakemake.input.calibration,
         footnotes=snakemake.input.footnotes,
         require_evidence=snakemake.params.require_evidence,
+        beyond_metrics_paths=[snakemake.input.beyond_metrics],
+        beyond_ledger=snakemake.input.beyond_ledger,
     )
 except ValueError as exc:  # ClaimsError: name the file, row and field in the log too
     logging.error("%s", exc)

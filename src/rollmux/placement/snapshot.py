@@ -23,8 +23,11 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.phases import order_multiplicities
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement.frozenmap import FrozenMap, MapEdit
+from rollmux.schedule.graph import order_events, repeated_layout
+from rollmux.schedule.maxplus import build_event_graph
 
 if TYPE_CHECKING:
     from rollmux.placement.base import Decision, Placement, Regrouping
@@ -37,6 +40,7 @@ __all__ = [
     "PlacedJob",
     "Pool",
     "apply",
+    "check_node_orders",
     "empty_snapshot",
     "release",
 ]
@@ -263,12 +267,54 @@ def apply(snapshot: ClusterSnapshot, decision: Decision) -> ClusterSnapshot:
     from rollmux.placement.base import Placement, Regrouping, Strategy
 
     if isinstance(decision, Regrouping):
-        return _apply_regrouping(snapshot, decision)
+        out = _apply_regrouping(snapshot, decision)
+        for group_id in dict.fromkeys(p.group_id for p in decision.placements):
+            check_node_orders(out, group_id)
+        return out
     if not isinstance(decision, Placement):
         raise ValueError(f"decision must be a Placement or a Regrouping, got {decision!r}")
     if decision.strategy is Strategy.REJECTED:
         return snapshot
-    return _apply_placement(snapshot, decision)
+    out = _apply_placement(snapshot, decision)
+    check_node_orders(out, decision.group_id)
+    return out
+
+
+def check_node_orders(snapshot: ClusterSnapshot, group_id: str) -> None:
+    """ValueError, naming the group, when its ``node_orders`` cannot run.
+
+    They must follow :func:`rollmux.phases.order_multiplicities` (an order for every node
+    of the group, every job of a node on it, each job equally often on all its nodes) and
+    not deadlock: the timed event graph of the orders and the jobs' iteration chains
+    (:func:`rollmux.schedule.maxplus.build_event_graph`) has no cycle without a token, so
+    some phase can always start. A simulator given such orders never waits forever.
+    """
+    group = snapshot.groups[group_id]
+    if group.node_orders is None:
+        return
+    where = f"decision.node_orders of group {group_id!r}"
+    orders = dict(group.node_orders)
+    if len(orders) != len(group.node_orders):
+        raise ValueError(f"{where}: a node is listed twice")
+    members = {job_id: snapshot.jobs[job_id] for job_id in group.jobs}
+    strangers = sorted({j for seq in orders.values() for j in seq} - set(members))
+    if strangers:
+        raise ValueError(f"{where}: job(s) {strangers} are not members of the group")
+    try:
+        mult = order_multiplicities(orders, {j: (*p.rollout_nodes, *p.train_nodes)
+                                             for j, p in members.items()})
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    ids = list(members)
+    index = {j: k for k, j in enumerate(ids)}
+    ones = [1.0] * len(ids)
+    offsets, durations, chains = repeated_layout(ones, ones, [mult[j] for j in ids])
+    sequences = [order_events(offsets, [index[j] for j in seq],
+                              snapshot.nodes[n].pool is Pool.TRAIN)
+                 for n, seq in orders.items()]
+    if build_event_graph(durations, chains, [0.0] * len(ids), sequences) is None:
+        raise ValueError(f"{where} deadlock: a job's phase waits, through the orders, for "
+                         f"its own later phase (no phase can start); orders {orders}")
 
 
 def _apply_placement(snapshot: ClusterSnapshot, p: Placement) -> ClusterSnapshot:

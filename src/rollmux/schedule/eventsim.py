@@ -35,7 +35,7 @@ from typing import Literal
 
 import pandas as pd
 
-from rollmux.phases import Tail, rollout_release_s, tail_gpus_per_node
+from rollmux.phases import DeadlockError, Tail, rollout_release_s, tail_gpus_per_node
 from rollmux.schedule.graph import NodeKey, Schedule
 
 PHASE_COLUMNS: tuple[str, ...] = ("job", "phase", "node", "iteration", "start_s", "end_s")
@@ -45,9 +45,8 @@ counts the job's iterations from 0."""
 
 Discipline = Literal["static", "fifo"]
 
-
-class DeadlockError(RuntimeError):
-    """The schedule's node orders contradict its job chains: nothing can start."""
+__all__ = ["PHASE_COLUMNS", "DeadlockError", "PhaseRecord", "measured_period", "node_label",
+           "simulate", "to_frame"]
 
 
 @dataclass(frozen=True, slots=True)

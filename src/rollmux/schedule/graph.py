@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Literal
 
+from rollmux.phases import appearances
+
 PhaseKind = Literal["rollout", "train"]
 NodeKey = tuple[str, Hashable]
 
@@ -215,13 +217,9 @@ def build_schedule(
     sequences = []
     for node in sorted(node_orders, key=lambda key: (key[0] != "R", str(type(key[1])), key[1])):
         kind = ROLLOUT if node[0] == "R" else TRAIN
-        seen: dict[int, int] = {}
-        seq = []
-        for j in node_orders[node]:
-            k = seen.get(j, 0)
-            seen[j] = k + 1
-            seq.append(index[(j, kind, k)])
-        sequences.append((node, tuple(seq)))
+        order = node_orders[node]
+        seq = tuple(index[(j, kind, k)] for j, k in zip(order, appearances(order), strict=True))
+        sequences.append((node, seq))
     lags = tuple(float(x) for x in lag_s) if lag_s is not None else (0.0,) * n
     return Schedule(tuple(phases), tuple(chains), tuple(sequences), lags)
 
@@ -243,6 +241,37 @@ def round_robin_node_orders(
             for node in pins[j]:
                 orders.setdefault((pool, node), []).extend([j] * mult[j])
     return orders
+
+
+def repeated_layout(
+    rollout_s: Sequence[float], train_s: Sequence[float], multiplicity: Sequence[int]
+) -> tuple[list[int], list[float], list[list[int]]]:
+    """The events of a schedule with multiplicities as plain lists: ``(offsets, durations,
+    chains)``.
+
+    Job j's k-th rollout is event ``offsets[j] + 2k`` and its k-th training the event
+    after it; ``chains[j]`` runs through them in order. :func:`order_events` places a
+    node's order on these events; with them, the lists
+    :func:`rollmux.schedule.maxplus.period_of_event_graph` takes (lags 0).
+    """
+    offsets: list[int] = []
+    durations: list[float] = []
+    chains: list[list[int]] = []
+    for r, t, m in zip(rollout_s, train_s, multiplicity, strict=True):
+        offsets.append(len(durations))
+        chains.append(list(range(len(durations), len(durations) + 2 * m)))
+        durations.extend([r, t] * m)
+    return offsets, durations, chains
+
+
+def order_events(offsets: Sequence[int], order: Sequence[int], train: bool) -> list[int]:
+    """A node's cyclic order of job indices as events of :func:`repeated_layout`.
+
+    The k-th appearance of job j is j's k-th rollout, or training on a training node
+    (:func:`rollmux.phases.appearances`).
+    """
+    pool = 1 if train else 0
+    return [offsets[j] + 2 * k + pool for j, k in zip(order, appearances(order), strict=True)]
 
 
 def round_robin_lists(

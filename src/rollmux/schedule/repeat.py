@@ -40,7 +40,7 @@ from rollmux.schedule.bounds import (
     pair_caps,
     period_lower_bounds_s,
 )
-from rollmux.schedule.graph import Schedule
+from rollmux.schedule.graph import Schedule, order_events, repeated_layout
 from rollmux.schedule.maxplus import period_of_event_graph
 from rollmux.schedule.search import (
     REL_TOL,
@@ -95,15 +95,8 @@ class _Evaluator:
         """Lay out the events: job j's k-th rollout and training are ``off[j] + 2k (+ 1)``."""
         self.group = group
         self.mult = tuple(mult)
-        self.offset = []
-        durations: list[float] = []
-        chains: list[list[int]] = []
-        for j, m in enumerate(self.mult):
-            self.offset.append(len(durations))
-            chains.append(list(range(len(durations), len(durations) + 2 * m)))
-            durations.extend([group.rollout_s[j], group.train_s[j]] * m)
-        self.durations = durations
-        self.chains = chains
+        self.offset, self.durations, self.chains = repeated_layout(
+            group.rollout_s, group.train_s, self.mult)
         self.lags = [0.0] * len(self.mult)
         self.is_train = [node[0] == "T" for node in group.nodes]
         self.cache: dict[State, float] = {}
@@ -113,15 +106,8 @@ class _Evaluator:
         hit = self.cache.get(state)
         if hit is not None:
             return hit
-        sequences = []
-        for seq, train in zip(state, self.is_train, strict=True):
-            seen: dict[int, int] = {}
-            events = []
-            for j in seq:
-                k = seen.get(j, 0)
-                seen[j] = k + 1
-                events.append(self.offset[j] + 2 * k + (1 if train else 0))
-            sequences.append(events)
+        sequences = [order_events(self.offset, seq, train)
+                     for seq, train in zip(state, self.is_train, strict=True)]
         period = period_of_event_graph(
             self.durations, self.chains, self.lags, sequences, CERTIFICATE_SWEEPS
         )

@@ -1,12 +1,14 @@
 """The fast analytical replay path and the expected phase times both paths share.
 
 Between cluster events (arrivals, completions, kills, resubmissions, regroupings) each
-group progresses at its exact steady-state rate, one iteration of every member per
-meta-iteration, where the meta-iteration comes from the max-plus model of the group's
-round-robin schedule with expected phase times (docs/model.md). Jobs advance by
-fractional iterations; a job completes when its remaining iterations run out. A group
-with a paused member (migration after a regrouping, cold restart) does not progress until
-every member is ready (the round-robin order waits for it).
+group progresses at its exact steady-state rate: the group's node orders (round robin, or
+the orders a policy planned, where job j appears ``m_j`` times) run cycles of period
+``P``, the max-plus period of their timed event graph with expected phase times
+(docs/model.md), and job j advances ``m_j / P`` iterations per second
+(:mod:`rollmux.phases`, "Order"). Jobs advance by fractional iterations; a job completes
+when its remaining iterations run out. A group with a paused member (migration after a
+regrouping, cold restart) does not progress until every member is ready (its orders wait
+for it).
 
 Effective phases (as in :mod:`rollmux.group`): rollout ``rollout_s`` plus a warm switch
 when any of the job's rollout nodes hosts another job; training ``train_s + sync_s`` plus
@@ -23,7 +25,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from rollmux.hardware import Hardware
+from rollmux.phases import DeadlockError, order_multiplicities
 from rollmux.phasetimes import PhaseTimes
+from rollmux.schedule.graph import order_events, repeated_layout
 from rollmux.schedule.maxplus import period_of_event_graph
 from rollmux.sim.records import PHASE_COLUMNS
 
@@ -32,6 +36,7 @@ __all__ = [
     "JobRuntime",
     "colocation_ratio",
     "effective_phases_s",
+    "group_cycle",
     "group_period_s",
 ]
 
@@ -105,6 +110,11 @@ def effective_phases_s(
     return rollout, train
 
 
+def _nodes(rt: JobRuntime) -> tuple[int, ...]:
+    """Serials of every node a job runs on (a co-located job: its training nodes)."""
+    return tuple(dict.fromkeys((*rt.rollout_nodes, *rt.train_nodes)))
+
+
 def shared_nodes(members: Sequence[JobRuntime]) -> set[int]:
     """Serials of the nodes that host more than one of ``members``."""
     seen: set[int] = set()
@@ -121,38 +131,59 @@ def group_period_s(
     members: Sequence[JobRuntime],
     node_orders: Mapping[int, Sequence[int]] | None = None,
 ) -> float:
-    """Exact steady-state meta-iteration (s) of a group with expected phase times.
+    """Exact steady-state period (s) of a group's cycle with expected phase times.
 
-    ``node_orders`` maps a node serial to the order of member indices (into
-    ``members``) on it; default: the members' order on every node (round robin).
+    ``node_orders`` maps each node serial of the members to its cyclic order of member
+    indices (into ``members``; a member may appear several times); default: the members'
+    order on every node (round robin). ValueError on orders that break the rules of
+    :func:`rollmux.phases.order_multiplicities`.
+    """
+    return group_cycle(members, node_orders)[0]
+
+
+def group_cycle(
+    members: Sequence[JobRuntime],
+    node_orders: Mapping[int, Sequence[int]] | None = None,
+    shared: set[int] | None = None,
+) -> tuple[float, list[int]]:
+    """The period (s) of a group's cycle and each member's multiplicity (iterations per cycle).
+
+    As :func:`group_period_s`; ``shared``: serials of the nodes whose switch the members pay
+    (default: those hosting more than one member). ``inf`` when the orders deadlock.
     """
     if not members:
         raise ValueError("members must hold at least one job")
-    rollout, train = effective_phases_s(members, shared_nodes(members))
-    if len(members) == 1 and members[0].colocated:
-        return rollout[0] + train[0]
+    rollout, train = effective_phases_s(members, shared_nodes(members) if shared is None
+                                        else shared)
     n = len(members)
-    sequences: dict[tuple[int, int], list[int]] = {}
+    if n == 1 and members[0].colocated:
+        return rollout[0] + train[0], [1]
+    r_nodes = {node for m in members for node in m.rollout_nodes}
     if node_orders is None:
+        mult = [1] * n
+        sequences: dict[tuple[int, int], list[int]] = {}
         for j, m in enumerate(members):
             for node in m.rollout_nodes:
                 sequences.setdefault((0, node), []).append(j)
         for j, m in enumerate(members):
             for node in m.train_nodes:
-                sequences.setdefault((1, node), []).append(n + j)
+                sequences.setdefault((1, node), []).append(j)
     else:
-        r_nodes = {node for m in members for node in m.rollout_nodes}
-        for node, order in sorted(node_orders.items()):
-            pool = 0 if node in r_nodes else 1
-            sequences[(pool, node)] = [j if pool == 0 else n + j for j in order]
-    return period_of_event_graph(
-        [*rollout, *train], [[j, n + j] for j in range(n)], [0.0] * n,
-        [sequences[k] for k in sorted(sequences)],
+        by_job = order_multiplicities(
+            node_orders, {j: (*m.rollout_nodes, *m.train_nodes) for j, m in enumerate(members)})
+        mult = [by_job[j] for j in range(n)]
+        sequences = {(0 if node in r_nodes else 1, node): list(order)
+                     for node, order in node_orders.items()}
+    offsets, durations, chains = repeated_layout(rollout, train, mult)
+    period = period_of_event_graph(
+        durations, chains, [0.0] * n,
+        [order_events(offsets, sequences[key], key[0] == 1) for key in sorted(sequences)],
     )
+    return period, mult
 
 
 class AnalyticModel:
-    """Fluid progress: each group advances at 1 / meta-iteration between cluster events."""
+    """Fluid progress: job j of a group advances at ``m_j / P`` between cluster events."""
 
     def __init__(self) -> None:
         """Start with no job."""
@@ -164,8 +195,12 @@ class AnalyticModel:
         self.target: dict[int, int] = {}
         self.ready_s: dict[int, float] = {}
         self.groups: dict[str, list[int]] = {}
+        # Per group, node serial -> cyclic order of job indices; None: round robin in the
+        # order the members joined.
         self.orders: dict[str, dict[int, list[int]] | None] = {}
         self.period: dict[str, float] = {}
+        self.iteration_s: dict[int, float] = {}  # P / m_j: seconds per iteration
+        self.finished: set[int] = set()  # completions reported, jobs not yet removed
         self.busy: dict[int, list[float]] = {}
 
     # ------------------------------------------------------------------ membership
@@ -174,7 +209,8 @@ class AnalyticModel:
                 resident: bool, draws: object = None) -> None:
         """Admit a job into its group at time ``t`` (cold restart when not ``resident``).
 
-        ``draws`` is ignored: this path runs on the expected phase times.
+        It takes the last place of each of its nodes' orders. ``draws`` is ignored: this
+        path runs on the expected phase times.
         """
         del draws
         self._advance(t)
@@ -188,8 +224,12 @@ class AnalyticModel:
             pause += 2.0 * rt.times.cold_switch_s
         self.ready_s[i] = t + max(0.0, pause)
         self.busy.setdefault(i, [0.0, 0.0])
+        self.finished.discard(i)
         self.groups.setdefault(rt.group_id, []).append(i)
-        self.orders.setdefault(rt.group_id, None)
+        orders = self.orders.setdefault(rt.group_id, None)
+        if orders is not None:
+            for n in _nodes(rt):
+                orders.setdefault(n, []).append(i)
         self._refresh(rt.group_id)
 
     def remove_job(self, i: int, t: float) -> int:
@@ -201,9 +241,19 @@ class AnalyticModel:
         done = self.done.pop(i)
         self.target.pop(i)
         self.ready_s.pop(i)
+        self.iteration_s.pop(i, None)
+        self.finished.discard(i)
         # A partial iteration is lost: its useful work stays in the busy time, the job
         # resumes from its last whole iteration.
         whole = math.floor(done + 1e-9)
+        orders = self.orders.get(rt.group_id)
+        if orders is not None:
+            for n in _nodes(rt):
+                left = [j for j in orders[n] if j != i]
+                if left:
+                    orders[n] = left
+                else:
+                    del orders[n]
         if members:
             self._refresh(rt.group_id)
         else:
@@ -212,23 +262,53 @@ class AnalyticModel:
             self.orders.pop(rt.group_id, None)
         return whole
 
-    def set_node_orders(self, group_id: str, orders: Mapping[int, Sequence[int]] | None) -> None:
-        """Use per-node job orders (job indices) for ``group_id`` (None: round robin)."""
-        self.orders[group_id] = None if orders is None else {k: list(v) for k, v in
-                                                              orders.items()}
-        self._refresh(group_id)
+    def set_node_orders(self, group_id: str, orders: Mapping[int, Sequence[int]]) -> None:
+        """Serve ``group_id``'s nodes (by serial) in these cyclic orders of job indices.
+
+        Applied only once every job they name is a member (a regrouping adds its jobs one
+        by one). ValueError on orders that break :func:`rollmux.phases.order_multiplicities`
+        (the group keeps its orders).
+        """
+        members = self.groups.get(group_id, [])
+        if not {i for seq in orders.values() for i in seq} <= set(members):
+            return  # not every member is admitted yet
+        before = self.orders.get(group_id)
+        current = before if before is not None else {
+            n: [i for i in members if n in _nodes(self.runtime[i])]
+            for n in dict.fromkeys(n for i in members for n in _nodes(self.runtime[i]))}
+        self.orders[group_id] = {**current, **{n: list(seq) for n, seq in orders.items()}}
+        try:
+            self._refresh(group_id)
+        except ValueError:
+            self.orders[group_id] = before
+            raise
 
     def _refresh(self, group_id: str) -> None:
-        """Recompute a group's meta-iteration from its current members."""
+        """Recompute a group's period and its members' rates.
+
+        Members whose completion was reported are passed over (rollmux.phases, "Order");
+        they still count as sharing their nodes until they are removed, as in the event
+        model.
+        """
         members = self.groups[group_id]
         rts = [self.runtime[i] for i in members]
+        active = [i for i in members if i not in self.finished]
+        if not active:
+            self.period[group_id] = math.inf
+            return
         orders = self.orders.get(group_id)
         local = None
         if orders is not None:
-            pos = {i: k for k, i in enumerate(members)}
+            pos = {i: k for k, i in enumerate(active)}
             local = {n: [pos[i] for i in seq if i in pos] for n, seq in orders.items()}
             local = {n: seq for n, seq in local.items() if seq}
-        self.period[group_id] = group_period_s(rts, local)
+        period, mult = group_cycle([self.runtime[i] for i in active], local, shared_nodes(rts))
+        if not math.isfinite(period):
+            raise DeadlockError(f"group {group_id}: its node orders {local} deadlock "
+                                f"(no phase can start)")
+        self.period[group_id] = period
+        for i, m in zip(active, mult, strict=True):
+            self.iteration_s[i] = period / m
 
     # ------------------------------------------------------------------ progress
 
@@ -244,12 +324,12 @@ class AnalyticModel:
             start = max(self.now, self._group_start(group_id))
             if t <= start:
                 continue
-            period = self.period[group_id]
-            delta = (t - start) / period
+            elapsed = t - start
             for i in members:
-                gained = min(delta, self.target[i] - self.done[i])
-                if gained <= 0:
+                left = self.target[i] - self.done[i]
+                if left <= 0:
                     continue
+                gained = min(elapsed / self.iteration_s[i], left)
                 self.done[i] += gained
                 rt = self.runtime[i]
                 b = self.busy[i]
@@ -266,9 +346,10 @@ class AnalyticModel:
         best: tuple[float, int] | None = None
         for group_id, members in self.groups.items():
             start = max(self.now, self._group_start(group_id))
-            period = self.period[group_id]
             for i in members:
-                t = start + (self.target[i] - self.done[i]) * period
+                if i in self.finished:
+                    continue
+                t = start + max(0.0, self.target[i] - self.done[i]) * self.iteration_s[i]
                 if best is None or (t, i) < best:
                     best = (t, i)
         return best
@@ -283,6 +364,8 @@ class AnalyticModel:
         t, i = nxt
         self._advance(t)
         self.done[i] = float(self.target[i])
+        self.finished.add(i)
+        self._refresh(self.runtime[i].group_id)
         return [(i, t)]
 
     def iterations_done(self, i: int) -> int:

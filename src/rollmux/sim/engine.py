@@ -290,6 +290,7 @@ class _Driver:
         self.heap: list[tuple[float, int, int, str, int]] = []
         self.seq = 0
         self.pending = 0  # arrivals, kills and resubmissions not yet handled
+        self.planned: set[str] = set()  # groups the progress model runs in planned orders
         for k, job in enumerate(self.jobs):
             self._push(job.arrival_s, _P_ARRIVAL, "arrival", k)
         for f in sorted(config.failures, key=lambda f: (f.kill_at_s, f.job_id)):
@@ -416,11 +417,28 @@ class _Driver:
             st.admitted_s = t
 
     def _set_orders(self, group_id: str, snap: ClusterSnapshot) -> None:
-        """Pass a group's per-node orders (if any) to the progress model."""
+        """Pass a group's per-node orders (if any) to the progress model.
+
+        A group whose orders a policy planned and then dropped (``None``: round robin)
+        gets the round-robin orders of its members explicitly: the model would otherwise
+        keep the planned ones.
+        """
         group = snap.groups.get(group_id)
-        if group is None or group.node_orders is None:
+        if group is None:
             return
-        orders = {_serial(n): [self.index[j] for j in seq] for n, seq in group.node_orders}
+        node_orders = group.node_orders
+        if node_orders is None:
+            if group_id not in self.planned:
+                return
+            self.planned.discard(group_id)
+            placed = [snap.jobs[j] for j in group.jobs]
+            node_orders = tuple(
+                (n, tuple(p.job.job_id for p in placed if n in (*p.rollout_nodes,
+                                                                 *p.train_nodes)))
+                for n in (*group.rollout_nodes, *group.train_nodes))
+        else:
+            self.planned.add(group_id)
+        orders = {_serial(n): [self.index[j] for j in seq] for n, seq in node_orders}
         self.model.set_node_orders(group_id, orders)
 
     # ------------------------------------------------------------------ handlers

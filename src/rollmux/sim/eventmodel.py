@@ -2,10 +2,17 @@
 
 A deterministic heap keyed on (time, kind, sequence number). Each node serves its jobs
 in a fixed cyclic order (the group's round-robin order: jobs in the order they joined,
-or the group's ``node_orders``, where a job may appear several times); a job joining a
-running group takes the last place of each of its nodes from the next round on. What a
-phase does (its switch, when its nodes free, what a migrated tail holds, the sync) is
-:mod:`rollmux.phases`; this module only schedules it.
+or the group's ``node_orders``, where a job may appear several times). What a phase does
+(its switch, when its nodes free, what a migrated tail holds, the sync) and in which order
+(appearances, cycles, joins, new orders, finished jobs) is :mod:`rollmux.phases`; this
+module only schedules it.
+
+Cycles are counted as *rounds*: a node is at slot ``pos`` of round ``round``; a job's next
+phase of a pool is its appearance ``occurrence`` of round ``round`` (one more once that
+phase has started: :meth:`_Job.next_key`). A phase starts when that key is the current slot
+of every node of the phase. A node passes over slots whose job is already beyond them
+(:meth:`EventModel._normalise`); new orders restart every node of the group and recount
+each job's rounds from its state (:meth:`EventModel.set_node_orders`).
 
 State is kept in two small slotted classes, :class:`_Job` and :class:`_Node`, that
 reference each other directly (a job holds its nodes, a node its cyclic order of jobs),
@@ -24,8 +31,11 @@ import numpy as np
 import pandas as pd
 
 from rollmux.phases import (
+    DeadlockError,
     Tail,
+    appearances,
     node_release_s,
+    order_multiplicities,
     rollout_release_s,
     switch_paid,
     switch_s,
@@ -38,8 +48,12 @@ from rollmux.sim.records import PHASE_CODES, PHASE_COLUMNS, POOL_CODES
 __all__ = ["DeadlockError", "EventModel"]
 
 # Event kinds of the heap; the kind is also the priority at equal times (nodes are freed
-# before phases complete, phases complete before paused jobs resume).
-_NODE_FREE, _ROLL_END, _TRAIN_END, _READY = 0, 1, 2, 3
+# before phases complete, phases complete before paused jobs resume, and a finished job
+# passes its remaining slots last: the replay driver removes it first, which cancels that).
+_NODE_FREE, _ROLL_END, _TRAIN_END, _READY, _LEAVE = 0, 1, 2, 3, 4
+
+# The round of a finished job: every node passes over its slots.
+_NEVER = 1 << 62
 
 # Job states.
 _OUT, _WANTS_ROLLOUT, _WANTS_TRAIN, _ROLLING, _TRAINING = -1, 0, 1, 2, 3
@@ -58,10 +72,6 @@ _PHASE_DTYPE = np.dtype([
     ("job", "<i4"), ("phase", "i1"), ("iteration", "<i4"), ("node", "<i4"), ("pool", "i1"),
     ("start_s", "<f8"), ("end_s", "<f8"), ("work_s", "<f8"), ("gpus", "<i2"),
 ])
-
-
-class DeadlockError(RuntimeError):
-    """The event model has active jobs but nothing can start (inconsistent node orders)."""
 
 
 class _Node:
@@ -337,53 +347,56 @@ class EventModel:
     def set_node_orders(self, group_id: str, orders: Mapping[int, Sequence[int]]) -> None:
         """Replace nodes' cyclic orders (job indices; a job may appear several times).
 
-        Applied only once every job the orders name is on its nodes (a regrouping adds
-        its jobs one by one); each node then restarts its round's scan. ValueError when
-        an order leaves out a job of its node, or lists a job a different number of times
-        on two of its nodes (a job runs whole iterations: a rollout per training).
+        Applied only once every job the orders name is admitted (a regrouping adds its
+        jobs one by one). The new orders take over at once, as :mod:`rollmux.phases`
+        ("Order", new orders) states: every node of the group (the nodes named, and every
+        node of a job on them) restarts at round 0; a job whose rollout has started but
+        not its training finishes that iteration in round 0, at its last appearance on
+        its training nodes; every other job starts its next iteration in round 1. Then
+        every waiting job of the group starts what it can. ValueError (nothing changed)
+        when the orders break :func:`rollmux.phases.order_multiplicities`.
         """
         del group_id  # the orders name their nodes; groups never share a node
-        staged: list[tuple[_Node, list[_Job]]] = []
-        for n, indices in orders.items():
-            node = self.nodes.get(n)
-            present = {job.index for job in node.order} if node is not None else set()
-            if node is None or not present.issuperset(indices):
-                return  # not every member is admitted yet
-            missing = sorted(present.difference(indices))
-            if missing:
-                raise ValueError(f"node orders: the order of node {n} leaves out job(s) "
-                                 f"{missing} of that node (each must appear at least once)")
-            staged.append((node, [self.jobs[j] for j in indices]))
-        counts: dict[int, dict[int, int]] = {}
-        for node, seq in staged:
-            for job in seq:
-                per_node = counts.setdefault(job.index, {})
-                per_node[node.serial] = per_node.get(node.serial, 0) + 1
-        for i, per_node in counts.items():
-            job = self.jobs[i]
-            full = {node.serial: per_node.get(node.serial, sum(1 for x in node.order if x is job))
-                    for node in job.nodes}
-            if len(set(full.values())) != 1:
-                raise ValueError(f"node orders: job {i} appears {full} times on its nodes "
-                                 f"(node serial: count); it must appear equally often on each")
-        for node, seq in staged:
-            seen: dict[int, int] = {}
-            node.order = seq
-            node.occurrence = []
-            for job in seq:
-                k = seen.get(job.index, 0)
-                seen[job.index] = k + 1
-                node.occurrence.append(k)
+        for indices in orders.values():
+            for i in indices:
+                if not 0 <= i < len(self.jobs):
+                    raise ValueError(f"node orders: job index {i} is not a job of this model "
+                                     f"(0..{len(self.jobs) - 1})")
+                job = self.jobs[i]
+                if not job.nodes or job not in job.nodes[0].order:
+                    return  # not every member is admitted yet
+        # The group: the nodes named and, transitively, every node of a job on them.
+        group: dict[int, _Node] = {}
+        stack = [self.nodes[n] for n in orders if n in self.nodes]
+        while stack:
+            node = stack.pop()
+            if node.serial not in group:
+                group[node.serial] = node
+                stack.extend(s for job in node.order for s in job.nodes)
+        jobs = {job.index: job for node in group.values() for job in node.order}
+        merged = {n: [job.index for job in node.order] for n, node in group.items()}
+        merged.update({n: list(seq) for n, seq in orders.items()})
+        mult = order_multiplicities(merged, {i: [s.serial for s in job.nodes]
+                                             for i, job in jobs.items()})
+        for n, node in group.items():
+            node.order = [self.jobs[i] for i in merged[n]]
+            node.occurrence = appearances(merged[n])
             node.pos = 0
-        for i, per_node in counts.items():
-            job = self.jobs[i]
-            job.multiplicity = next(iter(per_node.values()))
-            if job.occurrence >= job.multiplicity:
-                job.occurrence = 0
-                job.round += 1
-        self._membership_changed([node for node, _ in staged])
-        for node, _ in staged:
+            node.round = 0
+        for i, job in sorted(jobs.items()):
+            job.multiplicity = mult[i]
+            if job.state < 0:
+                job.round, job.occurrence = _NEVER, 0
+            elif job.state == _WANTS_ROLLOUT:
+                job.round, job.occurrence = 1, 0
+            else:  # its iteration is under way: it ends at the last appearance of round 0
+                job.round, job.occurrence = 0, job.multiplicity - 1
+        self._membership_changed(list(group.values()))
+        for node in group.values():
             self._normalise(node)
+        for _, job in sorted(jobs.items()):
+            if 0 <= job.state <= _WANTS_TRAIN:
+                self._try(job, self.now)
 
     def _membership_changed(self, nodes: Sequence[_Node]) -> None:
         """Refresh the nodes' shared flags and the switches of every job on them."""
@@ -702,10 +715,12 @@ class EventModel:
                     job.iteration += 1
                     if job.iteration >= job.target:
                         job.state = _OUT
+                        job.round, job.occurrence = _NEVER, 0
                         for s in freed:
                             nxt = s.order[s.pos]
                             if 0 <= nxt.state <= _WANTS_TRAIN:
                                 try_(nxt, t)
+                        heapq.heappush(heap, (t, _LEAVE, next(self.counter), job, ep))
                         self.now = t
                         return [(job.index, t)]
                     job.state = _WANTS_ROLLOUT
@@ -743,6 +758,15 @@ class EventModel:
                             if len(tails) > 2:  # ended tails are ignored; drop them now
                                 tails = s.tails = [x for x in tails if x[0] > t]
                             tails.append((end, share))
+                elif kind == _LEAVE:
+                    # Not removed at once (no replay driver): its nodes pass its slots.
+                    for s in job.nodes:
+                        if self.nodes.get(s.serial) is s:
+                            self._normalise(s)
+                            nxt = s.order[s.pos]
+                            if 0 <= nxt.state <= _WANTS_TRAIN:
+                                try_(nxt, t)
+                    continue
                 else:
                     try_(job, t)
                     continue

@@ -180,10 +180,12 @@ class SweepPlan:
     fluid: tuple[RunKey, ...]
     reference: str
     window: int
+    repeat: tuple[RunKey, ...] = ()
 
     def runs(self) -> tuple[RunKey, ...]:
         """Every distinct replay, sorted."""
-        return tuple(sorted(set(self.production + self.sensitivity + self.mixed + self.fluid)))
+        return tuple(sorted(set(self.production + self.sensitivity + self.mixed + self.fluid
+                                + self.repeat)))
 
     def traces(self) -> tuple[str, ...]:
         """Every trace name replayed, sorted."""
@@ -269,9 +271,13 @@ def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0) -> SweepPlan:
                       fluid.get("production_policies", prod_policies), prod_stochastic)
     fluid_runs += keys(base_trace, base_slo, base_group,
                        fluid.get("mixed_policies", policies), sens_stochastic)
+    beyond = dict(sim.get("beyond", {}))
+    repeat_policies = tuple(beyond.get("repeat_policies", ("rollmux", "rollmux-repeat")))
+    repeat = keys(prod_trace, prod_slo, prod_group, repeat_policies, prod_stochastic)
+    repeat += keys(base_trace, base_slo, base_group, repeat_policies, sens_stochastic)
     return SweepPlan(seeds=seeds, production=production, settings=tuple(settings),
                      sensitivity=sensitivity, mixed_setting=mixed_setting, mixed=mixed,
-                     fluid=fluid_runs, reference=reference, window=window)
+                     fluid=fluid_runs, reference=reference, window=window, repeat=repeat)
 
 
 # --------------------------------------------------------------------------- windows

@@ -1,0 +1,145 @@
+"""Policies side by side on replays (rollmux.sim.policy_compare): rows, re-timed decisions,
+metrics of the beyond ledger."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rollmux.claims import METRICS_COLUMNS, load_beyond_ledger
+from rollmux.sim import ReplaySpec, run_replay
+from rollmux.sim.policy_compare import (
+    COMPARISON_COLUMNS,
+    KEY_COLUMNS,
+    LATENCY_COLUMNS,
+    comparison_metrics,
+    decision_latencies_ms,
+    latency_row,
+    outcome_row,
+    recorded_latency,
+)
+from rollmux.sim.sweeps import sweep_plan
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "golden" / "traces" / "tiny-prod.csv"
+
+
+@pytest.fixture(scope="module")
+def replays(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """rollmux and rollmux-repeat replays of the tiny production trace (analytic)."""
+    root = tmp_path_factory.mktemp("replays")
+    out = {}
+    for policy in ("rollmux", "rollmux-repeat"):
+        spec = ReplaySpec(trace=str(TINY), policy=policy, fidelity="analytic",
+                          record_phases=False)
+        run_replay(spec, root / policy)
+        out[policy] = root / policy
+    return out
+
+
+def _row(folder: Path) -> dict:
+    """A full comparison row: the replay's outcome and its decisions timed now."""
+    return {**outcome_row(folder, TINY), **latency_row(folder, TINY)}
+
+
+def test_row_reads_the_replay_and_times_its_own_decisions(replays: dict[str, Path]) -> None:
+    """One row per replay: the summary's cost and SLO attainment, the completed jobs'
+    slowdown, one timed decision per arrival (re-made decisions match the event log)."""
+    for policy, folder in replays.items():
+        row = _row(folder)
+        assert sorted(row) == sorted(COMPARISON_COLUMNS)
+        summary = json.loads((folder / "summary.json").read_text())
+        jobs = pd.read_csv(folder / "jobs.csv")
+        assert row["policy"] == policy and row["trace"] == "tiny-prod"
+        assert row["total_cost_usd"] == summary["total_cost_usd"]
+        assert row["slo_attainment"] == summary["slo_attainment"]
+        assert row["mean_slowdown"] == pytest.approx(jobs.slowdown.mean())
+        assert row["max_slowdown"] == pytest.approx(jobs.slowdown.max())
+        assert row["decisions"] == len(jobs) and row["decision_median_ms"] > 0
+
+
+def test_a_decision_that_differs_from_the_log_is_refused(replays: dict[str, Path],
+                                                          tmp_path: Path) -> None:
+    """Re-made decisions are checked against events.csv: a tampered log names the job."""
+    folder = tmp_path / "tampered"
+    folder.mkdir()
+    for name in ("config.json", "summary.json", "jobs.csv"):
+        (folder / name).write_text((replays["rollmux"] / name).read_text())
+    events = pd.read_csv(replays["rollmux"] / "events.csv", keep_default_na=False)
+    first = events.index[events.kind == "arrival"][1]
+    events.loc[first, "group_id"] = "G999"
+    events.to_csv(folder / "events.csv", index=False)
+    job = events.loc[first, "job_id"]
+    with pytest.raises(ValueError, match=rf"job {job}: the re-made decision .* differs"):
+        decision_latencies_ms(folder, TINY)
+
+
+def test_metrics_are_ratios_of_the_rows_and_fill_the_beyond_ledger(
+        replays: dict[str, Path]) -> None:
+    """comparison_metrics: candidate over baseline per trace, named as the ledger names
+    them; every shipped beyond metric is produced, with the ledger's unit."""
+    table = pd.DataFrame([_row(folder) for folder in replays.values()])
+    for label in ("production", "simulation"):
+        labelled = table.assign(trace=f"t-{label}")
+        metrics = comparison_metrics(labelled, "rollmux", "rollmux-repeat",
+                                     {f"t-{label}": label}, "rollmux_repeat", "x.csv")
+        assert list(metrics.columns) == list(METRICS_COLUMNS)
+        by = metrics.set_index("metric")
+        base, cand = table.iloc[0], table.iloc[1]
+        assert by.at[f"rollmux_repeat_cost_ratio_{label}", "value"] == pytest.approx(
+            cand.total_cost_usd / base.total_cost_usd)
+        assert by.at[f"rollmux_repeat_slo_attainment_{label}", "value"] == pytest.approx(
+            100 * cand.slo_attainment)
+        ledger = load_beyond_ledger()
+        part = ledger[ledger.metric.str.endswith(label)].set_index("metric")
+        assert set(part.index) == set(by.index)
+        assert (part.unit == by.loc[part.index, "unit"]).all()
+    with pytest.raises(ValueError, match="no replay of policy 'greedy'"):
+        comparison_metrics(table, "greedy", "rollmux-repeat", {"tiny-prod": "p"}, "x", "s")
+
+
+def test_recorded_latency_is_looked_up_by_the_replay_keys(replays: dict[str, Path],
+                                                          tmp_path: Path) -> None:
+    """A recorded latency table gives each replay its row; a missing one is named."""
+    rows = [latency_row(folder, TINY) for folder in replays.values()]
+    path = tmp_path / "latency.csv"
+    pd.DataFrame(rows, columns=list(LATENCY_COLUMNS)).to_csv(path, index=False)
+    for row in rows:
+        keys = {k: row[k] for k in KEY_COLUMNS}
+        assert recorded_latency(path, keys) == pytest.approx(row)
+    missing = {**{k: rows[0][k] for k in KEY_COLUMNS}, "policy": "greedy"}
+    with pytest.raises(ValueError, match=r"0 rows for trace=tiny-prod, policy=greedy"):
+        recorded_latency(path, missing)
+    pd.DataFrame(rows).drop(columns="decisions").to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"latency\.csv:1: header"):
+        recorded_latency(path, {k: rows[0][k] for k in KEY_COLUMNS})
+
+
+def test_shipped_recorded_latencies_cover_both_profiles() -> None:
+    """benchmarks/recorded/ holds a latency row for every comparison replay of both
+    profiles (the pipeline reads them by default)."""
+    import yaml
+
+    recorded = ROOT / "benchmarks" / "recorded" / "beyond_repeat_latency.csv"
+    for name in ("config.yaml", "paper.yaml"):
+        config = yaml.safe_load((ROOT / "config" / name).read_text())
+        for key in sweep_plan(config["sim"], config["seed"]).repeat:
+            keys = {"trace": key.trace, "policy": key.policy, "seed": key.seed,
+                    "phases": "stochastic" if key.stochastic else "expected"}
+            assert recorded_latency(recorded, keys)["decisions"] > 0
+
+
+def test_sweep_plan_replays_the_repeat_comparison() -> None:
+    """The plan's repeat runs: each compared policy on the production trace and on the
+    default simulation setting, shared with the runs Fig. 14 and Fig. 20 already need."""
+    plan = sweep_plan({"sensitivity": {"window": 60}})
+    assert {(k.trace, k.policy) for k in plan.repeat} == {
+        (trace, policy) for trace in ("production-default", "simulation-mixed-first60")
+        for policy in ("rollmux", "rollmux-repeat")}
+    assert set(plan.repeat) <= set(plan.runs())
+    assert {k for k in plan.repeat if k.policy == "rollmux"} <= set(plan.production + plan.mixed)
+    custom = sweep_plan({"beyond": {"repeat_policies": ["greedy", "rollmux-repeat"]}})
+    assert {k.policy for k in custom.repeat} == {"greedy", "rollmux-repeat"}

@@ -1,0 +1,51 @@
+"""Snakemake adapter: rollmux-repeat next to rollmux (results/beyond/repeat.csv, metrics).
+
+One row per replay: what it decided (rollmux.sim.policy_compare.outcome_row: cost, SLO
+attainment, slowdown) and its decision latency, read from the recorded table
+(benchmarks/record_beyond_latency.py; byte-identical reruns) or, with
+sim.beyond.measure_latency, timed here (latency_row). Then the beyond ledger's metrics
+(results/metrics/beyond.csv).
+"""
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from rollmux.io import write_csv
+from rollmux.sim.policy_compare import (
+    COMPARISON_COLUMNS,
+    KEY_COLUMNS,
+    comparison_metrics,
+    latency_row,
+    outcome_row,
+    recorded_latency,
+)
+
+snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
+overrides = dict(snakemake.params.overrides)
+measure = bool(snakemake.params.measure)
+rows = []
+for summary, trace in zip(snakemake.input.summaries, snakemake.input.traces, strict=True):
+    folder = Path(summary).parent
+    row = outcome_row(folder, trace)
+    keys = {k: row[k] for k in KEY_COLUMNS}
+    latency = (latency_row(folder, trace, overrides) if measure
+               else recorded_latency(snakemake.input.recorded[0], keys))
+    row.update(latency)
+    logging.info("%s on %s: %d decisions, median %.2f ms (%s)", row["policy"], row["trace"],
+                 row["decisions"], row["decision_median_ms"],
+                 "timed" if measure else "recorded")
+    rows.append(row)
+table = pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
+table = table.sort_values(["trace", "policy", "seed"], kind="stable")
+write_csv(table, snakemake.output.table, float_format="%.6g")
+baseline, *others = snakemake.params.policies
+metrics = pd.concat([comparison_metrics(table, baseline, candidate,
+                                        dict(snakemake.params.labels),
+                                        candidate.replace("-", "_"),
+                                        str(snakemake.output.table))
+                     for candidate in others], ignore_index=True)
+write_csv(metrics, snakemake.output.metrics)
+logging.info("wrote %d replays and %d metrics", len(table), len(metrics))
