@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.paperfigs import draw_gantt, legend_handles
-from rollmux.plotstyle import apply_style, figure_main
+from rollmux.plotstyle import apply_style, draw_gantt, figure_main, legend_handles
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 

@@ -31,13 +31,10 @@ __all__ = [
     "METRIC_COLUMNS",
     "THEOREM1_IN_SCOPE",
     "bad_case",
-    "draw_gantt",
     "group_status_examples",
-    "legend_handles",
     "length_distribution",
     "migration_timeline",
     "models_metrics",
-    "node_name",
     "per_gpu_segments",
     "reference_job",
     "scenario_gantt",
@@ -565,70 +562,3 @@ def models_metrics(
                      f"at {cold['model_size_b']:g}B {cold['phase']}",
                      value=float(cold["cold_s"])))
     return pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
-
-
-
-# --------------------------------------------------------------------------- drawing
-
-
-def node_name(node: str) -> str:
-    """``R0`` -> ``H20 node 0``, ``T1`` -> ``H800 node 1``: :func:`rollmux.plotstyle.node_label`.
-
-    Kept as a thin wrapper (not an alias) so that importing this module does not load
-    matplotlib; :mod:`rollmux.plotstyle` is imported on first use.
-    """
-    from rollmux.plotstyle import node_label
-
-    return node_label(node)
-
-
-def draw_gantt(
-    ax: Any,
-    frame: pd.DataFrame,
-    rows: Sequence[str] | None = None,
-    row_column: str = "node",
-    labels: Sequence[str] | None = None,
-) -> list[str]:
-    """Draw phase rows (``job, phase, start_s, end_s`` and ``row_column``) on ``ax``.
-
-    One bar row per distinct ``row_column`` value (default order: rollout nodes, then
-    training nodes), one colour per job (:data:`rollmux.plotstyle.JOB_COLOURS`), training
-    hatched, migrated tails thin and translucent. Returns the row keys drawn.
-    """
-    from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, node_label
-
-    keys = frame[row_column].astype(str)
-    if rows is None:
-        rows = sorted(keys.unique(), key=lambda n: (n[:1] != "R", len(n), n))
-    index = {r: i for i, r in enumerate(rows)}
-    for key, rec in zip(keys, frame.itertuples(index=False), strict=True):
-        if key not in index:
-            continue
-        tail = rec.phase == "tail"
-        ax.barh(
-            index[key], rec.end_s - rec.start_s, left=rec.start_s,
-            height=0.35 if tail else 0.7,
-            color=JOB_COLOURS[int(rec.job) % len(JOB_COLOURS)],
-            alpha=0.55 if tail else 1.0,
-            hatch=TRAIN_HATCH if rec.phase == "train" else "",
-            edgecolor="white", linewidth=0.4,
-        )
-    ax.set_yticks(range(len(rows)), list(labels) if labels is not None else
-                  [node_label(r) for r in rows])
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    return list(rows)
-
-
-def legend_handles(job_labels: Sequence[str], tail: bool = False) -> list[Any]:
-    """Legend patches: one per job colour, then rollout / training (/ migrated tail)."""
-    from matplotlib.patches import Patch
-
-    from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH
-
-    handles = [Patch(color=JOB_COLOURS[j % len(JOB_COLOURS)], label=label)
-               for j, label in enumerate(job_labels)]
-    handles += [Patch(facecolor="white", edgecolor="grey", label="rollout"),
-                Patch(facecolor="white", edgecolor="grey", hatch=TRAIN_HATCH, label="training")]
-    if tail:
-        handles.append(Patch(facecolor="grey", alpha=0.55, label="migrated tail"))
-    return handles

@@ -251,11 +251,24 @@ rule fig_fluid_bound:
         pdf="figures/fig_fluid_bound.pdf",
     params:
         python=sys.executable,
+        # readable names of the compared traces (the figure shows no internal names)
+        trace_labels=";".join(
+            f"{trace}="
+            + (
+                "production trace"
+                if trace == config["sim"]["production"]["trace"]
+                else f"simulation trace, {config['sim']['sensitivity']['default_workload']}"
+                + " workload"
+                + (f", first {SIM_PLAN.window} arrivals" if SIM_PLAN.window else "")
+            )
+            for trace in sorted({k.trace for k in SIM_PLAN.fluid})
+        ),
     log:
         "results/logs/fig_fluid_bound.log",
     shell:
         "{params.python} analysis/fig_fluid_bound.py --table {input.table} "
         "--fluid {input.fluid} --timeseries {input.timeseries} "
+        "--trace-labels '{params.trace_labels}' "
         "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 
