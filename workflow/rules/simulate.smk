@@ -175,7 +175,7 @@ rule fig14_trace_replay:
         png=report(
             "figures/fig14_trace_replay.png",
             caption="../report/fig14_trace_replay.rst",
-            category="Trace replay",
+            category=REPORT_CATEGORY["production"],
         ),
         pdf="figures/fig14_trace_replay.pdf",
     params:
@@ -199,7 +199,7 @@ rule fig15_sensitivity:
         png=report(
             "figures/fig15_sensitivity.png",
             caption="../report/fig15_sensitivity.rst",
-            category="Trace replay",
+            category=REPORT_CATEGORY["sensitivity"],
         ),
         pdf="figures/fig15_sensitivity.pdf",
     params:
@@ -223,7 +223,7 @@ rule fig20_mixed:
         png=report(
             "figures/fig20_mixed.png",
             caption="../report/fig20_mixed.rst",
-            category="Trace replay",
+            category=REPORT_CATEGORY["sensitivity"],
         ),
         pdf="figures/fig20_mixed.pdf",
     params:
@@ -246,7 +246,7 @@ rule fig_fluid_bound:
         png=report(
             "figures/fig_fluid_bound.png",
             caption="../report/fig_fluid_bound.rst",
-            category="Trace replay",
+            category=REPORT_CATEGORY["production"],
         ),
         pdf="figures/fig_fluid_bound.pdf",
     params:

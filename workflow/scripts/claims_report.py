@@ -1,4 +1,4 @@
-"""Snakemake adapter: the claims report (figures/claims.{csv,md}, results/claims_summary.json)."""
+"""Snakemake adapter: the claims report (figures/claims.*, results/claims_summary.json)."""
 
 import logging
 
@@ -18,6 +18,8 @@ try:
         calibration=snakemake.input.calibration,
         footnotes=snakemake.input.footnotes,
         require_evidence=snakemake.params.require_evidence,
+        out_html=snakemake.output.html,
+        out_html_fragment=snakemake.output.landing,
     )
 except ValueError as exc:  # ClaimsError: name the file, row and field in the log too
     logging.error("%s", exc)
