@@ -1,8 +1,8 @@
 """Fig. 3: the bad case, two rollout-heavy jobs sharing one rollout node.
 
 Reads the per-phase table and the per-job slowdowns written by the pipeline
-(``rollmux.paperfigs.bad_case``: each job alone vs all jobs pinned to one H20 node, each
-keeping its own H800 nodes, round-robin with warm switches) and draws both timelines and
+(``rollmux.experiments.model_figures.bad_case``: each job alone vs all jobs pinned to one H20 node,
+each keeping its own H800 nodes, round-robin with warm switches) and draws both timelines and
 the slowdown of each job (the paper reports 1.40x and 1.64x).
 
     python analysis/fig03_bad_case.py --phases results/paperfigs/fig03_phases.csv \

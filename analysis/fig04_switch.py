@@ -1,7 +1,7 @@
 """Fig. 4: cold vs warm start latency vs model size, rollout (H20) and training (H800).
 
-Reads the switch table of the pipeline (``rollmux.paperfigs.switch_table``: the switch
-model of docs/model.md sec. 7, one row per model size and phase) and draws warm and cold
+Reads the switch table of the pipeline (``rollmux.experiments.model_figures.switch_table``: the
+switch model of docs/model.md sec. 7, one row per model size and phase) and draws warm and cold
 start per phase on a log scale, labelled with the cold/warm speed-up.
 
     python analysis/fig04_switch.py --switch results/paperfigs/fig04_switch.csv \

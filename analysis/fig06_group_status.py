@@ -1,8 +1,9 @@
 """Fig. 6: group status, under-utilised, full and over-saturated (T_load vs T_cycle).
 
-Reads the example groups of the pipeline (``rollmux.paperfigs.group_status_examples``:
-jobs on one H20 and one H800 node, round-robin meta-iterations executed by the event
-simulation) and draws each group's timeline with its T_load, T_cycle and status.
+Reads the example groups of the pipeline
+(``rollmux.experiments.model_figures.group_status_examples``: jobs on one H20 and one H800 node,
+round-robin meta-iterations executed by the event simulation) and draws each group's timeline with
+its T_load, T_cycle and status.
 
     python analysis/fig06_group_status.py --phases results/paperfigs/fig06_phases.csv \
         --status results/paperfigs/fig06_status.csv \

@@ -1,7 +1,7 @@
 """Fig. 10a-c: micro-benchmark scenarios, Gantt chart and throughput at equal cost.
 
-Reads the scenarios' simulated timelines (``rollmux.paperfigs.scenario_gantt``) and the
-throughput table of rule microbench_sim (results/microbench/throughput.csv) and draws,
+Reads the scenarios' simulated timelines (``rollmux.experiments.model_figures.scenario_gantt``) and
+the throughput table of rule microbench_sim (results/microbench/throughput.csv) and draws,
 per scenario (temporal, train, spatial mux), the woven group's first iterations and the
 throughput per hourly dollar of RollMux, Solo-D, Gavel+ and veRL, each bar labelled with
 RollMux's gain over it (and the paper's).

@@ -1,6 +1,6 @@
 """Fig. 12: rollout length distribution (long tail) and the long-tail migration speed-up.
 
-Reads the exact length distributions of the job model (``rollmux.paperfigs.
+Reads the exact length distributions of the job model (``rollmux.experiments.model_figures.
 length_distribution``: truncated lognormal per job type, with mean, p99 and the expected
 longest response of one iteration's batch) and the migration table of rule
 microbench_sim (results/microbench/migration.csv: throughput with over without

@@ -1,7 +1,7 @@
 """Fig. 13: model sync time, topology-aware vs flat (veRL), 8->8 and 16->16 GPUs.
 
-Reads the sync table of the pipeline (``rollmux.paperfigs.sync_table``: the sync model
-of docs/model.md sec. 6 per model size and GPU count) and draws both sync times per
+Reads the sync table of the pipeline (``rollmux.experiments.model_figures.sync_table``: the sync
+model of docs/model.md sec. 6 per model size and GPU count) and draws both sync times per
 model size, labelled with the speed-up.
 
     python analysis/fig13_sync.py --sync results/paperfigs/fig13_sync.csv \

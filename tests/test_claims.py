@@ -14,10 +14,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from rollmux.claims import (
+from rollmux.experiments.claims import (
     CALIBRATED,
     DIFFERS,
-    METRICS_COLUMNS,
     NOT_REPRODUCIBLE,
     REPRODUCED,
     ClaimsError,
@@ -29,6 +28,7 @@ from rollmux.claims import (
     load_tolerances,
     render_html_fragment,
 )
+from rollmux.experiments.metrics import METRIC_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_CLAIMS = ROOT.parent / "shared" / "paper" / "claims.csv"
@@ -53,7 +53,7 @@ def _metrics_rows(ledger: pd.DataFrame) -> list[dict[str, str]]:
 
 def _write(path: Path, rows: list[dict[str, str]]) -> Path:
     """Write metrics rows with the contract's columns."""
-    pd.DataFrame(rows, columns=list(METRICS_COLUMNS)).to_csv(path, index=False)
+    pd.DataFrame(rows, columns=list(METRIC_COLUMNS)).to_csv(path, index=False)
     return path
 
 
@@ -394,7 +394,7 @@ def test_ledger_evidence_must_be_under_results(tmp_path: Path) -> None:
 
 def test_every_footnote_of_the_ledger_exists() -> None:
     """Each footnote id used by the ledger has its text in claims_footnotes.yaml."""
-    from rollmux.claims import load_footnotes
+    from rollmux.experiments.claims import load_footnotes
 
     notes = load_footnotes()
     used = {f for text in load_ledger()["footnotes"] for f in text.split(";") if f}

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from rollmux.claims import load_calibration, load_ledger
 from rollmux.closedform import pools_from_hardware, verl_fleet
+from rollmux.experiments.claims import load_calibration, load_ledger
 from rollmux.experiments.microbench_evidence import (
     EVIDENCE_COLUMNS,
     what_it_would_take,

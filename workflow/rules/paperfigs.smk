@@ -1,6 +1,6 @@
 # Model figures and tables of the paper (Fig. 3, 4, 6, 7, 10, 12, 13, the Theorem 1
 # boundary map, Tables 1-6) and the claims metrics they back (results/metrics/models.csv).
-# Data come from rollmux.paperfigs and rollmux.tables; one analysis script per figure.
+# Data come from rollmux.experiments.model_figures and rollmux.experiments.tables; one analysis script per figure.
 
 PAPERFIGS = config["paperfigs"]
 PF_DATA = "results/paperfigs"

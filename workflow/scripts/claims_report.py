@@ -2,7 +2,7 @@
 
 import logging
 
-from rollmux.claims import build_claims_report, counts_line
+from rollmux.experiments.claims import build_claims_report, counts_line
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")

@@ -2,7 +2,7 @@
 
 import logging
 
-from rollmux.claims import load_ledger
+from rollmux.experiments.claims import load_ledger
 from rollmux.experiments.microbench_evidence import what_it_would_take
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv

@@ -2,7 +2,7 @@
 
 import logging
 
-from rollmux import tables
+from rollmux.experiments import tables
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv, write_text
 

@@ -42,8 +42,8 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
-from rollmux.claims import load_ledger
 from rollmux.closedform import pools_from_hardware, verl_fleet
+from rollmux.experiments.claims import load_ledger
 from rollmux.experiments.microbench_fit import (
     e_train_roots,
     fit_microbench_types,

@@ -52,7 +52,7 @@ import pandas as pd
 import yaml
 from scipy.optimize import brentq
 
-from rollmux.claims import RESIDUAL_COLUMNS, load_calibration, load_ledger
+from rollmux.experiments.claims import RESIDUAL_COLUMNS, load_calibration, load_ledger
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.io import write_csv, write_text
 from rollmux.microbench import build_scenario, load_microbench

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from rollmux.experiments.metrics import metric_unit, metrics_frame
 from rollmux.hardware import GB, Hardware, load_hardware
 
 if TYPE_CHECKING:  # the model modules load scipy; import them where they are used, so
@@ -28,7 +29,6 @@ if TYPE_CHECKING:  # the model modules load scipy; import them where they are us
     from rollmux.jobs import RLJob
 
 __all__ = [
-    "METRIC_COLUMNS",
     "THEOREM1_IN_SCOPE",
     "bad_case",
     "group_status_examples",
@@ -41,9 +41,6 @@ __all__ = [
     "switch_table",
     "sync_table",
 ]
-
-METRIC_COLUMNS: tuple[str, ...] = ("metric", "value", "low", "high", "unit", "source", "note")
-"""Columns of a claims-metrics file (workflow/README.md, "Metrics for the claims report")."""
 
 THEOREM1_IN_SCOPE: tuple[str, ...] = (
     "a_one_rollout_one_train",
@@ -463,13 +460,13 @@ def sync_table(
 # --------------------------------------------------------------------------- metrics
 
 
-def _row(metric: str, unit: str, source: str | Sequence[str], note: str, *,
+def _row(metric: str, source: str | Sequence[str], note: str, *,
          value: float | None = None, low: float | None = None,
          high: float | None = None) -> dict[str, Any]:
-    """One metrics row; ``source`` paths are joined with ';'."""
+    """One metrics row, its unit from the contract; ``source`` paths are joined with ';'."""
     src = source if isinstance(source, str) else ";".join(source)
-    return {"metric": metric, "value": value, "low": low, "high": high, "unit": unit,
-            "source": src, "note": note}
+    return {"metric": metric, "value": value, "low": low, "high": high,
+            "unit": metric_unit(metric), "source": src, "note": note}
 
 
 def models_metrics(
@@ -491,7 +488,7 @@ def models_metrics(
             value = float(hit["rollmux_gain"].iloc[0]) if len(hit) and bool(
                 hit["available"].iloc[0]) else None
             rows.append(_row(
-                f"throughput_ratio_{scenario}_{short}", "x", paths["throughput"],
+                f"throughput_ratio_{scenario}_{short}", paths["throughput"],
                 f"RollMux (simulated, migration) throughput per USD/h over {system} "
                 f"({'missing' if value is None else 'rollmux_gain'}), {scenario} scenario",
                 value=value))
@@ -501,18 +498,18 @@ def models_metrics(
         ("iteration_slowdown_vs_ideal", "slower_than_ideal", "RollMux over ideal all-H800"),
     ):
         pct = 100.0 * t4[column]
-        rows.append(_row(metric, "%", paths["table4"],
+        rows.append(_row(metric, paths["table4"],
                          f"min..max over the {len(t4)} jobs of Table 4 ({what} - 1)",
                          low=float(pct.min()), high=float(pct.max())))
     mig = pd.read_csv(paths["migration"])
-    rows.append(_row("migration_speedup", "x", paths["migration"],
+    rows.append(_row("migration_speedup", paths["migration"],
                      f"min..max over pairs {', '.join(mig['pair'])}",
                      low=float(mig["speedup"].min()), high=float(mig["speedup"].max())))
     sync = pd.read_csv(paths["sync"])
     for n, metric in ((8, "sync_speedup_8to8"), (16, "sync_speedup_16to16")):
         part = sync[sync["gpus"] == n]
         if part.empty:
-            rows.append(_row(metric, "x", paths["sync"], f"no {n}->{n} rows"))
+            rows.append(_row(metric, paths["sync"], f"no {n}->{n} rows"))
             continue
         sizes = "/".join(f"{s:g}B" for s in part["model_size_b"])
         note = (f"flat (a copy per rollout GPU) / topology-aware sync, min..max over {sizes} "
@@ -520,11 +517,11 @@ def models_metrics(
         if "speedup_per_replica" in part:
             note += (f" (a copy per replica: {part['speedup_per_replica'].min():.4g}-"
                      f"{part['speedup_per_replica'].max():.4g})")
-        rows.append(_row(metric, "x", paths["sync"], note,
+        rows.append(_row(metric, paths["sync"], note,
                          low=float(part["speedup"].min()), high=float(part["speedup"].max())))
     lat = pd.read_csv(paths["latency"])
     largest = lat.loc[lat["jobs"].idxmax()]
-    rows.append(_row("decision_latency_2000_jobs", "ms", paths["latency"],
+    rows.append(_row("decision_latency_2000_jobs", paths["latency"],
                      f"median over {int(largest['decisions'])} rollmux decisions at "
                      f"{int(largest['jobs'])} concurrent jobs (Python; machine: Table 5 note)",
                      value=float(largest["median_ms"])))
@@ -537,28 +534,28 @@ def models_metrics(
         note = (f"brute-force optimum wall time at {n_jobs} jobs (the largest size run"
                 + ("" if n_jobs == 13 else "; not 13 jobs, see the paper profile") + "); "
                 f"exact optimum {float(top['seconds']):.3g} s, same cost {same}")
-        rows.append(_row("bruteforce_time_13_jobs", "s", paths["optimum"], note,
+        rows.append(_row("bruteforce_time_13_jobs", paths["optimum"], note,
                          value=float(top["bruteforce_seconds"])))
     else:
-        rows.append(_row("bruteforce_time_13_jobs", "s", paths["optimum"],
+        rows.append(_row("bruteforce_time_13_jobs", paths["optimum"],
                          "no brute-force run finished within its time limit"))
     th = pd.read_csv(paths["theorem1"])
     scope = th[th["family"].isin(list(theorem1_scope))]
     n_counter = int(scope["n_counterexamples"].sum())
-    rows.append(_row("theorem1_holds", "bool", paths["theorem1"],
+    rows.append(_row("theorem1_holds", paths["theorem1"],
                      f"1 if no counterexample in families {', '.join(scope['family'])} "
                      f"({int(scope['n_instances'].sum())} instances); found {n_counter}",
                      value=float(n_counter == 0)))
     sw = pd.read_csv(paths["switch"])
     best = sw.loc[sw["speedup"].idxmax()]
-    rows.append(_row("warm_start_speedup", "x", paths["switch"],
+    rows.append(_row("warm_start_speedup", paths["switch"],
                      f"max cold/warm over {len(sw)} (size, phase) pairs; at "
                      f"{best['model_size_b']:g}B {best['phase']}",
                      value=float(best["speedup"])))
     cold = sw.loc[sw["cold_s"].idxmax()]
     sizes = "/".join(f"{s:g}B" for s in sorted(set(sw["model_size_b"])))
-    rows.append(_row("cold_start_seconds", "s", paths["switch"],
+    rows.append(_row("cold_start_seconds", paths["switch"],
                      f"max cold start over sizes {sizes} on {int(cold['gpus'])}-GPU nodes; "
                      f"at {cold['model_size_b']:g}B {cold['phase']}",
                      value=float(cold["cold_s"])))
-    return pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
+    return metrics_frame(rows, "models")

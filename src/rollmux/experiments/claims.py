@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from rollmux.experiments.metrics import METRIC_COLUMNS
 from rollmux.io import write_csv, write_json, write_text
 
 #: Columns of ``../shared/paper/claims.csv`` (the paper's facts), in order.
@@ -65,7 +66,6 @@ ROLE_READINGS: dict[tuple[str, str], str] = {("runtime", "value"): "upper_bound"
 #: Columns of a fit's residuals file (results/calibration/<fit>/residuals.csv).
 RESIDUAL_COLUMNS: tuple[str, ...] = ("target", "unit", "paper", "fitted", "residual", "note")
 #: Columns of every ``results/metrics/<stage>.csv`` (workflow/README.md).
-METRICS_COLUMNS: tuple[str, ...] = ("metric", "value", "low", "high", "unit", "source", "note")
 #: Kinds of claim and the units a ledger row may use.
 KINDS: tuple[str, ...] = ("ratio", "value", "range", "lower_bound", "upper_bound", "property")
 UNITS: tuple[str, ...] = ("x", "%", "USD/h", "s", "ms", "GPUs", "kUSD/h", "bool")
@@ -452,10 +452,10 @@ def read_metrics(paths: Sequence[Path | str], ledger: pd.DataFrame) -> pd.DataFr
     seen: dict[str, str] = {}
     for path in paths:
         table = _read_table(path)
-        if tuple(table.columns) != METRICS_COLUMNS:
+        if tuple(table.columns) != METRIC_COLUMNS:
             problems.append(
                 f"{path}:1: header {','.join(table.columns)} must be exactly "
-                f"{','.join(METRICS_COLUMNS)} (workflow/README.md)"
+                f"{','.join(METRIC_COLUMNS)} (workflow/README.md)"
             )
             continue
         lines = _data_line_numbers(path)
