@@ -1,7 +1,7 @@
 """Fig. 1: Solo-D (disaggregated, bubbles) versus woven co-execution of two jobs.
 
 Reads the per-phase table of the event simulation (columns of
-``rollmux.schedule.eventsim.PHASE_COLUMNS`` plus ``layout``) and draws one timeline
+``rollmux.schedule.eventsim.TIMELINE_COLUMNS`` plus ``layout``) and draws one timeline
 per layout, one row per node, one colour per job, hatched for training.
 
     python analysis/fig01_gantt.py --phases results/gantt/phases.csv \

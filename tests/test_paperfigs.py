@@ -16,7 +16,7 @@ import yaml
 from rollmux.experiments import model_figures, tables
 from rollmux.experiments.metrics import METRIC_COLUMNS
 from rollmux.hardware import load_hardware
-from rollmux.microbench import job_type
+from rollmux.jobtypes import job_type
 from rollmux.phasetimes import phase_times
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ Every number comes from the library's models: the group model
 (:class:`rollmux.group.CoExecutionGroup`) and its event simulation
 (:mod:`rollmux.schedule.eventsim`), the phase-time model (:mod:`rollmux.phasetimes`:
 switches, sync, response lengths), the stochastic simulator
-(:mod:`rollmux.sim.stochastic`, :mod:`rollmux.sim.microbench_sim`) and the results files
+(:mod:`rollmux.sim.stochastic`, :mod:`rollmux.experiments.microbench_sim`) and the results files
 of the pipeline (``results/microbench/*.csv``, ``results/theorem1/summary.csv``, the
 Table 5 benchmarks). Nothing is typed in; the figure scripts under ``analysis/`` only
 draw what these functions return. Column definitions are in each function's docstring.
@@ -116,7 +116,7 @@ def bad_case(
     """
     from rollmux.closedform import pools_from_hardware
     from rollmux.group import CoExecutionGroup, group_job_from_rljob, node_capacity_from_hardware
-    from rollmux.microbench import job_type, load_microbench
+    from rollmux.jobtypes import job_type, load_microbench
 
     _check_iterations("iterations", iterations)
     if len(job_types) < 2:
@@ -271,7 +271,7 @@ def migration_timeline(
     the phase table's ``job, phase, node, iteration, start_s, end_s``, ``job_type`` and
     ``gpus`` (GPUs the row holds: the whole node, or the tail's GPUs).
     """
-    from rollmux.microbench import job_type, load_microbench
+    from rollmux.jobtypes import job_type, load_microbench
     from rollmux.sim.stochastic import StochasticConfig, pair_tables, simulate_woven
 
     _check_iterations("iterations", iterations)
@@ -350,11 +350,11 @@ def scenario_gantt(
 ) -> pd.DataFrame:
     """Fig. 10 Gantt charts: each scenario's woven group simulated with stochastic phases.
 
-    :func:`rollmux.sim.microbench_sim.run_scenario` (long-tail migration on) for
+    :func:`rollmux.experiments.microbench_sim.run_scenario` (long-tail migration on) for
     ``iterations`` iterations; the rows of the first ``shown_iterations`` are returned
     with ``scenario`` and ``job_id`` columns.
     """
-    from rollmux.sim.microbench_sim import run_scenario
+    from rollmux.experiments.microbench_sim import run_scenario
 
     _check_iterations("shown_iterations", shown_iterations)
     if shown_iterations > iterations:
@@ -389,7 +389,7 @@ def length_distribution(
     maximum, which sets a tail-bound rollout).
     """
     from rollmux.jobs import response_length_dist
-    from rollmux.microbench import job_type, load_microbench
+    from rollmux.jobtypes import job_type, load_microbench
 
     _check_iterations("bins", bins, 2)
     hw = hw or load_hardware()

@@ -25,7 +25,7 @@ import pandas as pd
 from rollmux.hardware import Hardware
 from rollmux.phasetimes import PhaseTimes
 from rollmux.schedule.maxplus import period_of_event_graph
-from rollmux.sim.records import PHASE_COLUMNS
+from rollmux.sim.records import PHASE_RECORD_COLUMNS
 
 __all__ = [
     "AnalyticModel",
@@ -296,4 +296,4 @@ class AnalyticModel:
 
     def phase_table(self) -> pd.DataFrame:
         """The analytic path has no per-phase rows: an empty table of the same columns."""
-        return pd.DataFrame(columns=list(PHASE_COLUMNS))
+        return pd.DataFrame(columns=list(PHASE_RECORD_COLUMNS))

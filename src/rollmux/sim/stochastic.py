@@ -33,13 +33,13 @@ from scipy import special
 from rollmux.hardware import GB, Hardware, load_hardware
 from rollmux.jobs import RLJob, response_length_dist
 from rollmux.phasetimes import PhaseTimes, phase_times, rollout_shape
-from rollmux.schedule.eventsim import simulate, to_frame
+from rollmux.schedule.eventsim import TIMELINE_COLUMNS, simulate, to_frame
 from rollmux.schedule.graph import build_schedule, round_robin_node_orders
 from rollmux.sim.drift import NO_DRIFT, DriftTemplate, length_factors, stable_job_hash
 
 __all__ = [
     "DEFAULT_PAIRS",
-    "PHASE_COLUMNS",
+    "WOVEN_PHASE_COLUMNS",
     "IterationDraw",
     "PhaseSampler",
     "RolloutCoefficients",
@@ -589,9 +589,10 @@ class PhaseSampler:
 
 # --------------------------------------------------------------------------- woven simulation
 
-PHASE_COLUMNS: tuple[str, ...] = ("job", "phase", "node", "iteration", "start_s", "end_s")
-"""Columns of :func:`simulate_woven`'s table; ``phase`` is rollout, tail or train; ``node``
-is ``R<id>`` or ``T<id>`` (a tail row names the first node its GPUs are on)."""
+WOVEN_PHASE_COLUMNS: tuple[str, ...] = TIMELINE_COLUMNS
+"""Columns of :func:`simulate_woven`'s table: those of the schedule's timeline
+(:data:`rollmux.schedule.eventsim.TIMELINE_COLUMNS`), except that a tail row names only the
+first node its GPUs are on."""
 
 
 @dataclass(frozen=True)
@@ -664,7 +665,7 @@ def simulate_woven(
     hold GPUs of a node it progresses at the free share of the node (eq. S1 of
     docs/stochastic.md). After it the job's tail runs ``tail_s`` on ``tail_gpus`` GPUs of
     its first rollout nodes, then its training runs ``train_s``. Returns one row per phase
-    and node (columns :data:`PHASE_COLUMNS`).
+    and node (columns :data:`WOVEN_PHASE_COLUMNS`).
     """
     n, iters = tables.n_jobs, tables.iterations
     r_pins = _pins("rollout_nodes", rollout_nodes, n)
@@ -812,7 +813,7 @@ def migration_table(
     ``node_release_share`` (mean rollout_node_s / rollout_s without migration),
     ``speedup`` (:func:`migration_speedup`).
     """
-    from rollmux.microbench import job_type, load_microbench
+    from rollmux.jobtypes import job_type, load_microbench
 
     hw = hw or load_hardware()
     cfg = config or StochasticConfig()

@@ -1,16 +1,17 @@
 """Micro-benchmark scenarios (paper sec. 6.2) simulated with stochastic phases: Table 4, Fig. 10.
 
-Each scenario of :mod:`rollmux.microbench` (temporal: 2 x A; train: 2 x D + E on 24 H20 and
-one shared H800 node; spatial: C + 2 x D, each D on its own H20 node and C's H800 nodes) is
-executed phase by phase with :func:`rollmux.sim.stochastic.simulate_woven`: stochastic
-rollout and training durations (:class:`~rollmux.sim.stochastic.PhaseSampler`, fixed seed,
-``iterations`` iterations), warm switches on shared nodes, sync inside the training phase
-and, by default, long-tail migration. The same draws give each job's solo iteration, on the
-GPUs it has in its group (the Table 4 reference) and on the GPUs it requests (Table 3), and
-the ideal all-H800 co-location with a free network (the paper's "performance ceiling").
-:func:`table4` tabulates the per-iteration overheads, :func:`throughput_table` the
-throughput at equal hourly provisioning cost against Solo-D and veRL (closed form) and
-Gavel+ (its placement policy). Columns are defined in docs/stochastic.md.
+Each scenario of :mod:`rollmux.experiments.microbench` (temporal: 2 x A; train: 2 x D + E
+on 24 H20 and one shared H800 node; spatial: C + 2 x D, each D on its own H20 node and
+C's H800 nodes) is executed phase by phase with
+:func:`rollmux.sim.stochastic.simulate_woven`: stochastic rollout and training durations
+(:class:`~rollmux.sim.stochastic.PhaseSampler`, fixed seed, ``iterations`` iterations),
+warm switches on shared nodes, sync inside the training phase and, by default, long-tail
+migration. The same draws give each job's solo iteration, on the GPUs it has in its group
+(the Table 4 reference) and on the GPUs it requests (Table 3), and the ideal all-H800
+co-location with a free network (the paper's "performance ceiling"). :func:`table4`
+tabulates the per-iteration overheads, :func:`throughput_table` the throughput at equal
+hourly provisioning cost against Solo-D and veRL (closed form) and Gavel+ (its placement
+policy). Columns are defined in docs/stochastic.md.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from rollmux.closedform import (
     solo_d_fleet,
     verl_fleet,
 )
+from rollmux.experiments.microbench import SCENARIOS, Scenario, build_scenario
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.jobs import RLJob
-from rollmux.microbench import SCENARIOS, Scenario, build_scenario
 from rollmux.phasetimes import phase_times, rollout_time_ratio
 from rollmux.sim.stochastic import (
     IterationDraw,
