@@ -48,7 +48,9 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame, policies: list[str]) -> 
         ax.set_ylabel(ylabel)
         ax.set_title(title, loc="left")
         ax.set_ylim(bottom=0)
-    axes[0].legend(loc="upper right", frameon=False)
+    # above panel (a), right of its title: inside the panel it would cover the curves
+    axes[0].legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=len(policies),
+                   frameon=False, fontsize=7, handlelength=1.2, columnspacing=1.0)
     axes[-1].set_xlabel("time since the first arrival (h)")
     fig.suptitle(f"Replay of the production trace (replay seed {seed})", x=0.01, ha="left")
     fig.tight_layout()
