@@ -79,7 +79,8 @@ def draw(table: pd.DataFrame, fluid: pd.DataFrame, timeseries: pd.DataFrame,
     line.set_ylim(bottom=0)
     line.set_title(f"(b) {trace_labels.get(trace, trace)}: cost over time vs the bound",
                    loc="left")
-    line.legend(frameon=False, fontsize=7, loc="upper right")
+    # right of the panel: inside it the legend would cover the peaks
+    line.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return fig
 

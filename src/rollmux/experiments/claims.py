@@ -808,7 +808,7 @@ _HTML_STYLE = """
 #rollmux-claims table.headline { width: auto; }
 #rollmux-claims .scroll { max-height: 60vh; overflow: auto; border: 1px solid #ccc; }
 #rollmux-claims .scroll table { margin: 0; }
-.prose:has(#rollmux-claims) { max-width: 60rem; }
+.prose:has(#rollmux-claims) { max-width: min(60rem, calc(100vw - 30rem)); }
 .overflow-auto:has(#rollmux-claims) { align-items: flex-start; justify-content: flex-start; }
 """
 
