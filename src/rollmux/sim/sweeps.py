@@ -69,7 +69,7 @@ __all__ = [
 #: Keys of a replay (``config.json`` ``keys``; the segments of its folder, in order).
 KEY_COLUMNS = ("trace", "slo", "maxgroup", "drift", "policy", "seed")
 
-#: The three sensitivity dimensions of Fig. 15 (a, b, c).
+#: The three sensitivity dimensions: workload type, SLO setting, group-size limit.
 SETTING_KINDS = ("workload", "slo", "maxgroup")
 
 #: Admission strategies whose shares the tables carry (docs/metrics.md, "Admissions").
@@ -149,7 +149,7 @@ def run_keys(folder: str | Path) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """One sensitivity setting (Fig. 15): its kind and label, and what it replays."""
+    """One sensitivity setting: its kind and label, and what it replays."""
 
     kind: str
     value: str
