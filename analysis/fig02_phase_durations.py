@@ -3,7 +3,8 @@
 Reads the per-job phase table written by the pipeline (results/traces/trace=<name>/
 phases.csv: one row per job with workload, model size, rollout_s, train_s) and draws,
 for the most frequent workload classes (task x model size), the spread of rollout and
-training durations, like the paper's top-10 production workloads.
+training durations, like the paper's top-10 production workloads: one box per class and
+phase (box: quartiles over the class's jobs, line: median, whiskers: min-max).
 
     python analysis/fig02_phase_durations.py \
         --phases results/traces/trace=production-default/phases.csv \
@@ -14,21 +15,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, apply_style, figure_main
+from rollmux.plotstyle import PHASE_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
+import seaborn as sns  # isort: skip
 
-PHASES = (("rollout_s", "rollout", ""), ("train_s", "training", TRAIN_HATCH))
+PHASES = (("rollout_s", "rollout"), ("train_s", "training"))
+
+
+def _with_class(phases: pd.DataFrame) -> pd.DataFrame:
+    """The phase table with a ``workload_class`` column: task (or 'unlabelled') and size."""
+    label = phases["workload"].where(phases["workload"] != "", "unlabelled")
+    size = phases["model_size_b"].map(lambda b: f"{b:g}B")
+    return phases.assign(workload_class=label + " " + size)
 
 
 def workload_classes(phases: pd.DataFrame, top: int) -> pd.DataFrame:
-    """Per-class medians and ranges of both phases for the `top` most frequent classes."""
-    label = phases["workload"].where(phases["workload"] != "", "unlabelled")
-    size = phases["model_size_b"].map(lambda b: f"{b:g}B")
-    frame = phases.assign(workload_class=label + " " + size)
+    """Per-class job count, medians and ranges of both phases for the `top` most frequent."""
+    frame = _with_class(phases)
     counts = frame["workload_class"].value_counts()
     # Most frequent first; ties broken by name so the order is deterministic.
     order = sorted(counts.index, key=lambda name: (-counts[name], name))[:top]
@@ -36,7 +42,7 @@ def workload_classes(phases: pd.DataFrame, top: int) -> pd.DataFrame:
     for name in order:
         part = frame[frame["workload_class"] == name]
         row: dict[str, object] = {"workload_class": name, "jobs": len(part)}
-        for column, _, _ in PHASES:
+        for column, _ in PHASES:
             row[f"{column}_median"] = float(part[column].median())
             row[f"{column}_min"] = float(part[column].min())
             row[f"{column}_max"] = float(part[column].max())
@@ -44,38 +50,37 @@ def workload_classes(phases: pd.DataFrame, top: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def draw(classes: pd.DataFrame, title: str) -> plt.Figure:
-    """Grouped bars (median) with min-max whiskers of rollout and training per class."""
+def durations(phases: pd.DataFrame, classes: pd.DataFrame) -> pd.DataFrame:
+    """Long form of the shown classes: one row per job and phase (``duration_s``)."""
+    frame = _with_class(phases)
+    frame = frame[frame["workload_class"].isin(classes["workload_class"])]
+    parts = [pd.DataFrame({"workload_class": frame["workload_class"], "phase": name,
+                           "duration_s": frame[column]}) for column, name in PHASES]
+    return pd.concat(parts, ignore_index=True)
+
+
+def draw(long: pd.DataFrame, classes: pd.DataFrame, title: str) -> plt.Figure:
+    """Box plots per class and phase: box quartiles, line median, whiskers min-max."""
     apply_style()
-    fig, ax = plt.subplots(figsize=(7.0, 3.2))
-    x = np.arange(len(classes))
-    width = 0.38
-    for k, (column, name, hatch) in enumerate(PHASES):
-        median = classes[f"{column}_median"].to_numpy()
-        low = median - classes[f"{column}_min"].to_numpy()
-        high = classes[f"{column}_max"].to_numpy() - median
-        ax.bar(
-            x + (k - 0.5) * width,
-            median,
-            width,
-            label=name,
-            color=JOB_COLOURS[k],
-            hatch=hatch,
-            edgecolor="white",
-            linewidth=0.5,
-            yerr=np.vstack([low, high]),
-            capsize=2,
-            error_kw={"linewidth": 0.8},
-        )
+    fig, ax = plt.subplots(figsize=(7.0, 3.4))
+    sns.boxplot(data=long, x="workload_class", y="duration_s", hue="phase",
+                order=list(classes["workload_class"]), hue_order=[n for _, n in PHASES],
+                palette=PHASE_COLOURS, whis=(0, 100), width=0.7, linewidth=0.8,
+                fliersize=0, ax=ax)
     ax.set_xticks(
-        x,
-        [f"{c}\n({n})" for c, n in zip(classes["workload_class"], classes["jobs"], strict=True)],
-        rotation=45,
-        ha="right",
+        range(len(classes)),
+        [f"{c}\n({n} jobs)" for c, n in zip(classes["workload_class"], classes["jobs"],
+                                            strict=True)],
+        rotation=45, ha="right", rotation_mode="anchor",
     )
-    ax.set_ylabel("phase duration (s)")
+    ax.set_xlabel("")
+    ax.set_yscale("log")
+    ax.set_ylabel("phase duration per iteration (s)")
     ax.set_title(title, loc="left")
-    ax.legend(frameon=False)
+    # above the plot, so no box hides behind it
+    ax.legend(title="box: quartiles, line: median, whiskers: min-max", frameon=False,
+              title_fontsize=7, ncol=2, loc="lower right", bbox_to_anchor=(1.0, 1.02))
+    fig.tight_layout()
     return fig
 
 
@@ -92,7 +97,7 @@ def title_of(classes: pd.DataFrame) -> str:
 def draw_phases(phases: pd.DataFrame, top: int) -> plt.Figure:
     """:func:`draw` of the `top` most frequent workload classes of a per-job phase table."""
     classes = workload_classes(phases, top)
-    return draw(classes, title_of(classes))
+    return draw(durations(phases, classes), classes, title_of(classes))
 
 
 def read_phases(path: Path) -> pd.DataFrame:

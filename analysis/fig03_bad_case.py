@@ -1,8 +1,8 @@
 """Fig. 3: the bad case, two rollout-heavy jobs sharing one rollout node.
 
 Reads the per-phase table and the per-job slowdowns written by the pipeline
-(``rollmux.paperfigs.bad_case``: each job alone vs all jobs pinned to one H20 node, each
-keeping its own H800 nodes, round-robin with warm switches) and draws both timelines and
+(``rollmux.experiments.model_figures.bad_case``: each job alone vs all jobs pinned to one H20 node,
+each keeping its own H800 nodes, round-robin with warm switches) and draws both timelines and
 the slowdown of each job (the paper reports 1.40x and 1.64x).
 
     python analysis/fig03_bad_case.py --phases results/paperfigs/fig03_phases.csv \
@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.paperfigs import draw_gantt, legend_handles
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import apply_style, draw_gantt, figure_main, job_colour, legend_handles
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -40,7 +39,7 @@ def draw(phases: pd.DataFrame, slowdowns: pd.DataFrame) -> plt.Figure:
     ax = fig.add_subplot(grid[:, 1])
     labels = [f"Type-{t}\n(job {j})" for j, t in zip(slowdowns["job"], slowdowns["job_type"],
                                                     strict=True)]
-    colours = [JOB_COLOURS[int(j) % len(JOB_COLOURS)] for j in slowdowns["job"]]
+    colours = [job_colour(int(j)) for j in slowdowns["job"]]
     bars = ax.bar(labels, slowdowns["slowdown"], color=colours)
     for bar, value in zip(bars, slowdowns["slowdown"], strict=True):
         ax.annotate(f"{value:.2f}x", (bar.get_x() + bar.get_width() / 2, value),

@@ -1,7 +1,7 @@
 """Fig. 4: cold vs warm start latency vs model size, rollout (H20) and training (H800).
 
-Reads the switch table of the pipeline (``rollmux.paperfigs.switch_table``: the switch
-model of docs/model.md sec. 7, one row per model size and phase) and draws warm and cold
+Reads the switch table of the pipeline (``rollmux.experiments.model_figures.switch_table``: the
+switch model of docs/model.md sec. 7, one row per model size and phase) and draws warm and cold
 start per phase on a log scale, labelled with the cold/warm speed-up.
 
     python analysis/fig04_switch.py --switch results/paperfigs/fig04_switch.csv \
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import apply_style, figure_main, job_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -28,8 +28,8 @@ def draw(switch: pd.DataFrame) -> plt.Figure:
         part = switch[switch["phase"] == phase].sort_values("model_size_b")
         x = np.arange(len(part))
         width = 0.38
-        ax.bar(x - width / 2, part["warm_s"], width, color=JOB_COLOURS[2], label="warm start")
-        cold = ax.bar(x + width / 2, part["cold_s"], width, color=JOB_COLOURS[5],
+        ax.bar(x - width / 2, part["warm_s"], width, color=job_colour(2), label="warm start")
+        cold = ax.bar(x + width / 2, part["cold_s"], width, color=job_colour(5),
                       label="cold start")
         for bar, speedup in zip(cold, part["speedup"], strict=True):
             ax.annotate(f"{speedup:.0f}x", (bar.get_x() + bar.get_width() / 2,

@@ -1,8 +1,9 @@
 """Fig. 6: group status, under-utilised, full and over-saturated (T_load vs T_cycle).
 
-Reads the example groups of the pipeline (``rollmux.paperfigs.group_status_examples``:
-jobs on one H20 and one H800 node, round-robin meta-iterations executed by the event
-simulation) and draws each group's timeline with its T_load, T_cycle and status.
+Reads the example groups of the pipeline
+(``rollmux.experiments.model_figures.group_status_examples``: jobs on one H20 and one H800 node,
+round-robin meta-iterations executed by the event simulation) and draws each group's timeline with
+its T_load, T_cycle and status.
 
     python analysis/fig06_group_status.py --phases results/paperfigs/fig06_phases.csv \
         --status results/paperfigs/fig06_status.csv \
@@ -13,8 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.paperfigs import draw_gantt, legend_handles
-from rollmux.plotstyle import apply_style, figure_main
+from rollmux.plotstyle import apply_style, draw_gantt, figure_main, legend_handles
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 

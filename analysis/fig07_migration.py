@@ -1,8 +1,8 @@
 """Fig. 7: long-tail migration timeline, per GPU of the shared rollout node.
 
 Reads the pipeline's timeline of jobs woven on one H20 and one H800 node
-(``rollmux.paperfigs.migration_timeline``: the same stochastic draws simulated with and
-without long-tail migration) and draws, per GPU of the rollout node and for the
+(``rollmux.experiments.model_figures.migration_timeline``: the same stochastic draws simulated with
+and without long-tail migration) and draws, per GPU of the rollout node and for the
 training node, who holds it: with migration a job's tail is consolidated onto a few GPUs
 and the next job's rollout starts on the freed ones.
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.paperfigs import draw_gantt, legend_handles, per_gpu_segments
-from rollmux.plotstyle import apply_style, figure_main
+from rollmux.experiments.model_figures import per_gpu_segments
+from rollmux.plotstyle import apply_style, draw_gantt, figure_main, legend_handles
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 

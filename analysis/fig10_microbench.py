@@ -1,7 +1,7 @@
 """Fig. 10a-c: micro-benchmark scenarios, Gantt chart and throughput at equal cost.
 
-Reads the scenarios' simulated timelines (``rollmux.paperfigs.scenario_gantt``) and the
-throughput table of rule microbench_sim (results/microbench/throughput.csv) and draws,
+Reads the scenarios' simulated timelines (``rollmux.experiments.model_figures.scenario_gantt``) and
+the throughput table of rule microbench_sim (results/microbench/throughput.csv) and draws,
 per scenario (temporal, train, spatial mux), the woven group's first iterations and the
 throughput per hourly dollar of RollMux, Solo-D, Gavel+ and veRL, each bar labelled with
 RollMux's gain over it (and the paper's).
@@ -16,13 +16,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.paperfigs import draw_gantt, legend_handles
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import (
+    apply_style,
+    draw_gantt,
+    figure_main,
+    legend_handles,
+    policy_colour,
+    policy_label,
+)
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
-SYSTEMS = (("rollmux", "RollMux"), ("solo-d", "Solo-D"), ("gavel-plus", "Gavel+"),
-           ("verl", "veRL"))
+SYSTEMS = ("rollmux", "solo-d", "gavel-plus", "verl")
 TITLES = {"temporal": "(a) temporal mux", "train": "(b) train mux", "spatial": "(c) spatial mux"}
 
 
@@ -44,12 +49,11 @@ def draw(phases: pd.DataFrame, throughput: pd.DataFrame) -> plt.Figure:
                     bbox_to_anchor=(1.0, 1.0), handlelength=1.2, columnspacing=0.8)
         ax_g.set_xlabel("time (s)")
         rows = throughput[throughput["scenario"] == name].set_index("system")
-        shown = [(s, label) for s, label in SYSTEMS if s in rows.index
-                 and bool(rows.loc[s, "available"])]
-        values = [float(rows.loc[s, "throughput_per_kusd_h"]) for s, _ in shown]
+        shown = [s for s in SYSTEMS if s in rows.index and bool(rows.loc[s, "available"])]
+        values = [float(rows.loc[s, "throughput_per_kusd_h"]) for s in shown]
         x = np.arange(len(shown))
-        bars = ax_b.bar(x, values, color=[JOB_COLOURS[k] for k in range(len(shown))])
-        for bar, (system, _) in zip(bars, shown, strict=True):
+        bars = ax_b.bar(x, values, color=[policy_colour(s) for s in shown])
+        for bar, system in zip(bars, shown, strict=True):
             if system == "rollmux":
                 continue
             gain = float(rows.loc[system, "rollmux_gain"])
@@ -57,7 +61,7 @@ def draw(phases: pd.DataFrame, throughput: pd.DataFrame) -> plt.Figure:
             text = f"{gain:.2f}x" + ("" if pd.isna(paper) else f"\n({float(paper):.2f}x)")
             ax_b.annotate(text, (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                           ha="center", va="bottom", fontsize=6)
-        ax_b.set_xticks(x, [label for _, label in shown], fontsize=7)
+        ax_b.set_xticks(x, [policy_label(s) for s in shown], fontsize=7)
         ax_b.set_ylabel("jobs / kUSD-h")
         ax_b.set_ylim(0, max(values) * 1.35)
         ax_b.set_title("throughput at equal cost\nlabels: RollMux gain (paper's)", loc="left",

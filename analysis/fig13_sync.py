@@ -1,7 +1,7 @@
 """Fig. 13: model sync time, topology-aware vs flat (veRL), 8->8 and 16->16 GPUs.
 
-Reads the sync table of the pipeline (``rollmux.paperfigs.sync_table``: the sync model
-of docs/model.md sec. 6 per model size and GPU count) and draws both sync times per
+Reads the sync table of the pipeline (``rollmux.experiments.model_figures.sync_table``: the sync
+model of docs/model.md sec. 6 per model size and GPU count) and draws both sync times per
 model size, labelled with the speed-up.
 
     python analysis/fig13_sync.py --sync results/paperfigs/fig13_sync.csv \
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import apply_style, figure_main, policy_colour, policy_label
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -27,10 +27,10 @@ def draw(sync: pd.DataFrame) -> plt.Figure:
         part = sync[sync["gpus"] == n].sort_values("model_size_b")
         x = np.arange(len(part))
         width = 0.38
-        ax.bar(x - width / 2, part["flat_s"], width, color=JOB_COLOURS[5],
-               label="veRL (flat, every rollout GPU pulls a copy)")
-        topo = ax.bar(x + width / 2, part["topology_s"], width, color=JOB_COLOURS[0],
-                      label="RollMux (topology-aware)")
+        ax.bar(x - width / 2, part["flat_s"], width, color=policy_colour("verl"),
+               label=f"{policy_label('verl')} (flat, every rollout GPU pulls a copy)")
+        topo = ax.bar(x + width / 2, part["topology_s"], width, color=policy_colour("rollmux"),
+                      label=f"{policy_label('rollmux')} (topology-aware)")
         for bar, flat, speedup in zip(topo, part["flat_s"], part["speedup"], strict=True):
             ax.annotate(f"{speedup:.2f}x", (bar.get_x(), flat), ha="center", va="bottom",
                         fontsize=7)

@@ -15,21 +15,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import apply_style, figure_main, policy_colour, policy_label
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
-POLICY_LABELS = {"rollmux": "RollMux", "solo-d": "Solo-D", "verl": "veRL",
-                 "gavel-plus": "Gavel+", "random": "Random", "greedy": "Greedy",
-                 "optimal": "Optimal", "regroup": "Regroup"}
 PANELS = (("cost_usd_per_h", "cost (USD/h)", "(a) provisioning cost"),
           ("gpus_H20", "H20 GPUs", "(b) rollout cluster: H20 GPUs"),
           ("gpus_H800", "H800 GPUs", "(c) training cluster: H800 GPUs"))
-
-
-def policy_label(policy: str) -> str:
-    """The paper's name of a policy."""
-    return POLICY_LABELS.get(policy, policy)
 
 
 def _policy_list(text: str) -> list[str]:
@@ -43,7 +35,7 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame, policies: list[str]) -> 
     fig, axes = plt.subplots(3, 1, figsize=(7.0, 6.4), sharex=True)
     seed = int(timeseries["seed"].min())
     means = table.groupby("policy")["cost_usd_per_h"].mean()
-    for k, policy in enumerate(policies):
+    for policy in policies:
         part = timeseries[(timeseries["policy"] == policy) & (timeseries["seed"] == seed)]
         if not len(part):
             raise ValueError(f"no time series for policy {policy!r}")
@@ -51,15 +43,16 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame, policies: list[str]) -> 
         for ax, (column, _, _) in zip(axes, PANELS, strict=True):
             values = part[column] if column in part else 0 * part["time_h"]
             ax.step(part["time_h"], values, where="post", lw=1.0,
-                    color=JOB_COLOURS[k % len(JOB_COLOURS)], label=label)
+                    color=policy_colour(policy), label=label)
     for ax, (_, ylabel, title) in zip(axes, PANELS, strict=True):
         ax.set_ylabel(ylabel)
         ax.set_title(title, loc="left")
         ax.set_ylim(bottom=0)
-    axes[0].legend(loc="upper right", frameon=False)
+    # above panel (a), right of its title: inside the panel it would cover the curves
+    axes[0].legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=len(policies),
+                   frameon=False, fontsize=7, handlelength=1.2, columnspacing=1.0)
     axes[-1].set_xlabel("time since the first arrival (h)")
-    trace = str(table["trace"].iloc[0])
-    fig.suptitle(f"Trace replay of {trace} (seed {seed})", x=0.01, ha="left")
+    fig.suptitle(f"Replay of the production trace (replay seed {seed})", x=0.01, ha="left")
     fig.tight_layout()
     return fig
 

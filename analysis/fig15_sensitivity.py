@@ -13,18 +13,19 @@ and SLO attainment, grouped bars per policy (means over seeds).
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import apply_style, figure_main, policy_label, policy_palette
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
+import seaborn as sns  # isort: skip
 
-POLICY_LABELS = {"rollmux": "RollMux", "random": "Random", "greedy": "Greedy (Most-Idle)",
-                 "optimal": "Optimal", "solo-d": "Solo-D", "verl": "veRL"}
 SWEEPS = (("workload", "(a) workload type", "workload"),
           ("slo", "(b) SLO setting", "SLO (max slowdown)"),
           ("maxgroup", "(c) max group size", "max jobs per group"))
+#: The two rows of the grid: column of the table, its scale, the row's axis label.
+METRICS = (("total_cost_over_optimal", 1.0, "total cost / optimal's"),
+           ("slo_attainment", 100.0, "SLO attainment (%)"))
 
 
 def setting_label(kind: str, value: str) -> str:
@@ -40,37 +41,36 @@ def _policy_list(text: str) -> list[str]:
 
 
 def draw(table: pd.DataFrame, policies: list[str]) -> plt.Figure:
-    """Two rows (cost over optimal, SLO attainment) x three sweeps of grouped bars."""
+    """A facet grid: two rows (cost over optimal, SLO attainment) x three sweeps.
+
+    Bars are means over seeds, whiskers the seeds' min-max (seaborn's ``("pi", 100)``).
+    """
     apply_style()
     table = table.assign(value=table["value"].astype(str))
-    means = table.groupby(["kind", "value", "policy"], sort=False, as_index=False)[
-        ["total_cost_over_optimal", "slo_attainment"]].mean()
+    table = table[table["policy"].isin(policies)].assign(
+        label=lambda t: t["policy"].map(policy_label))
+    labels = [policy_label(p) for p in policies]
+    palette = policy_palette(policies, by="label")
     fig, axes = plt.subplots(2, 3, figsize=(9.0, 4.8), sharey="row", squeeze=False)
-    width = 0.8 / len(policies)
     for col, (kind, title, xlabel) in enumerate(SWEEPS):
-        part = means[means["kind"] == kind]
-        values = list(dict.fromkeys(table[table["kind"] == kind]["value"]))
-        x = np.arange(len(values))
-        for k, policy in enumerate(policies):
-            rows = part[part["policy"] == policy].set_index("value").reindex(values)
-            offset = (k - (len(policies) - 1) / 2) * width
-            colour = JOB_COLOURS[k % len(JOB_COLOURS)]
-            label = POLICY_LABELS.get(policy, policy)
-            axes[0, col].bar(x + offset, rows["total_cost_over_optimal"], width, color=colour,
-                             label=label)
-            axes[1, col].bar(x + offset, 100.0 * rows["slo_attainment"], width,
-                             color=colour, label=label)
-        for row in (0, 1):
-            axes[row, col].set_xticks(x, [setting_label(kind, v) for v in values])
+        part = table[table["kind"] == kind]
+        values = list(dict.fromkeys(part["value"]))
+        part = part.assign(setting=[setting_label(kind, v) for v in part["value"]])
+        order = [setting_label(kind, v) for v in values]
+        for row, (column, scale, ylabel) in enumerate(METRICS):
+            ax = axes[row, col]
+            sns.barplot(data=part.assign(y=scale * part[column]), x="setting", y="y",
+                        hue="label", order=order, hue_order=labels, palette=palette,
+                        estimator="mean", errorbar=("pi", 100), err_kws={"linewidth": 0.8},
+                        capsize=0.1, ax=ax, legend=False)
+            ax.set_xlabel(xlabel if row == 1 else "")
+            ax.set_ylabel(ylabel if col == 0 else "")
         axes[0, col].axhline(1.0, color="grey", lw=0.8, ls="--")
         axes[0, col].set_title(title, loc="left")
-        axes[1, col].set_xlabel(xlabel)
         axes[1, col].set_ylim(0, 105)
-    axes[0, 0].set_ylabel("total cost / optimal's")
-    axes[1, 0].set_ylabel("SLO attainment (%)")
     axes[0, 0].set_ylim(bottom=0)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(policies), frameon=False,
+    handles = [plt.Rectangle((0, 0), 1, 1, color=palette[label]) for label in labels]
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
                bbox_to_anchor=(0.5, -0.02))
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rollmux.plotstyle import DRIFT_DIRECTION_COLOURS as DIRECTION_COLOURS
 from rollmux.plotstyle import apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
-DIRECTION_COLOURS = {"none": "#000000", "increasing": "#D55E00", "decreasing": "#0072B2"}
 DIRECTION_RANK = {"none": 0, "increasing": 1, "decreasing": 2}
 STRENGTH_STYLES = {0.0: "-", 0.5: ":", 1.0: "--", 1.5: "-"}
 STRENGTH_WIDTHS = {0.0: 1.2, 0.5: 1.3, 1.0: 1.3, 1.5: 1.6}

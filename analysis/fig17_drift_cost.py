@@ -15,13 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, figure_main
-from rollmux.sim.robustness import POLICIES, POLICY_LABELS, REFERENCE_POLICY, SETTINGS
+from rollmux.plotstyle import apply_style, figure_main, policy_colour, policy_label
+from rollmux.sim.robustness import POLICIES, REFERENCE_POLICY, SETTINGS
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
-
-POLICY_COLOURS = {"rollmux": "#0072B2", "random": "#E69F00", "greedy": "#009E73",
-                  "regroup": "#999999"}
 
 
 def seed_stats(drift: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -41,8 +38,8 @@ def _bars(ax: plt.Axes, stats: pd.DataFrame, policies: list[str], fmt: str) -> N
         err = np.vstack([mean - part["min"].to_numpy(dtype=float),
                          part["max"].to_numpy(dtype=float) - mean])
         pos = x + (k - (len(policies) - 1) / 2) * width
-        bars = ax.bar(pos, mean, width * 0.92, color=POLICY_COLOURS[policy],
-                      label=POLICY_LABELS[policy],
+        bars = ax.bar(pos, mean, width * 0.92, color=policy_colour(policy),
+                      label=policy_label(policy),
                       yerr=err if np.any(err > 0) else None, capsize=2)
         ax.bar_label(bars, labels=[fmt.format(v) for v in mean], fontsize=6.5, padding=1)
     ax.set_xticks(x, settings)
@@ -54,8 +51,8 @@ def draw(drift: pd.DataFrame) -> plt.Figure:
     fig, (ax_cost, ax_slo) = plt.subplots(1, 2, figsize=(7.4, 3.0))
     baselines = [p for p in POLICIES if p != REFERENCE_POLICY and p in set(drift["policy"])]
     _bars(ax_cost, seed_stats(drift, "cost_over_regroup"), baselines, "{:.2f}")
-    ref_line = ax_cost.axhline(1.0, color=POLICY_COLOURS[REFERENCE_POLICY], linestyle="--",
-                               linewidth=1, label=f"{POLICY_LABELS[REFERENCE_POLICY]} = 1")
+    ref_line = ax_cost.axhline(1.0, color=policy_colour(REFERENCE_POLICY), linestyle="--",
+                               linewidth=1, label=f"{policy_label(REFERENCE_POLICY)} = 1")
     ax_cost.set_ylabel("cost / regrouping cost (x)")
     ax_cost.set_title("(a) normalised cost under drift", loc="left")
     ax_cost.margins(y=0.15)
@@ -70,7 +67,8 @@ def draw(drift: pd.DataFrame) -> plt.Figure:
     fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False,
                bbox_to_anchor=(0.5, -0.06))
     jobs = int(drift["jobs"].max())
-    fig.suptitle(f"{jobs} jobs per replay, seeds {sorted(drift['seed'].unique().tolist())}",
+    seeds = ", ".join(str(s) for s in sorted(drift["seed"].unique()))
+    fig.suptitle(f"{jobs} jobs per replay, replay seeds {seeds}",
                  x=0.99, ha="right", fontsize=7, color="grey")
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig

@@ -17,13 +17,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import TRAIN_HATCH, apply_style, figure_main
-from rollmux.sim.robustness import POLICY_LABELS, REFERENCE_POLICY, SETTINGS
+from rollmux.plotstyle import TRAIN_HATCH, apply_style, figure_main, policy_colour, policy_label
+from rollmux.sim.robustness import REFERENCE_POLICY, SETTINGS
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
 COMPARED = ("rollmux", REFERENCE_POLICY)
-COLOURS = {"rollmux": "#0072B2", REFERENCE_POLICY: "#999999"}
 POOL_TITLES = {"rollout": "(a) rollout pool (H20)", "train": "(b) training pool (H800)"}
 
 
@@ -45,16 +44,16 @@ def draw(utilisation: pd.DataFrame, migration: pd.DataFrame) -> plt.Figure:
         for k, policy in enumerate(COMPARED):
             part = means[(means["policy"] == policy) & (means["pool"] == pool)]
             values = part.set_index("setting").reindex(settings)["utilisation_pct"].to_numpy()
-            bars = ax.bar(x + (k - 0.5) * 0.4, values, 0.37, color=COLOURS[policy],
+            bars = ax.bar(x + (k - 0.5) * 0.4, values, 0.37, color=policy_colour(policy),
                           hatch=TRAIN_HATCH if pool == "train" else "", edgecolor="white",
-                          label=POLICY_LABELS[policy])
+                          label=policy_label(policy))
             ax.bar_label(bars, labels=[f"{v:.1f}" for v in values], fontsize=6.5, padding=1)
         ax.set_xticks(x, settings)
         ax.set_ylim(0, 105)
         ax.set_title(POOL_TITLES[pool], loc="left")
     axes[0].set_ylabel("utilisation (%)")
     mig = migration.groupby("setting")[["pause_h", "span_h"]].mean().reindex(settings)
-    bars = axes[2].bar(x, mig["pause_h"].to_numpy(), 0.6, color=COLOURS[REFERENCE_POLICY])
+    bars = axes[2].bar(x, mig["pause_h"].to_numpy(), 0.6, color=policy_colour(REFERENCE_POLICY))
     axes[2].bar_label(bars, labels=[f"{p:.1f} h\nof {s:.0f} h" for p, s in
                                     zip(mig["pause_h"], mig["span_h"], strict=True)],
                       fontsize=6.5, padding=1)

@@ -19,11 +19,19 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.patches import Patch
 
-from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, apply_style, figure_main, node_label
+from rollmux.plotstyle import (
+    EVENT_COLOURS,
+    TRAIN_HATCH,
+    apply_style,
+    figure_main,
+    job_colour,
+    node_label,
+)
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
-MARKS = {"kill": ("#D55E00", "killed"), "resubmit": ("#009E73", "resubmitted")}
+MARKS = {"kill": (EVENT_COLOURS["kill"], "killed"),
+         "resubmit": (EVENT_COLOURS["resubmit"], "resubmitted")}
 
 
 def _node_key(node: str) -> tuple[bool, int]:
@@ -35,7 +43,7 @@ def draw(timeline: pd.DataFrame, events: pd.DataFrame) -> plt.Figure:
     """The Gantt chart of the failure replay."""
     apply_style()
     jobs = sorted(timeline["job_id"].unique())
-    colour = {job: JOB_COLOURS[i % len(JOB_COLOURS)] for i, job in enumerate(jobs)}
+    colour = {job: job_colour(i) for i, job in enumerate(jobs)}
     nodes = sorted(timeline["node"].unique(), key=_node_key)
     marks = events[events["kind"].isin(list(MARKS))].sort_values("time_s", kind="stable")
     failed = set(marks["job_id"])

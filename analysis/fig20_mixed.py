@@ -18,21 +18,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import (
+    apply_style,
+    figure_main,
+    ordered_policies,
+    policy_colour,
+    policy_label,
+)
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
-POLICY_LABELS = {"rollmux": "RollMux", "random": "Random", "greedy": "Greedy (Most-Idle)",
-                 "optimal": "Optimal", "solo-d": "Solo-D", "verl": "veRL"}
-ORDER = ("rollmux", "random", "greedy", "optimal")
 
 
 def draw(table: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
     """Cost over time (left, wide) and bars of cost / optimal and SLO attainment."""
     apply_style()
-    present = list(dict.fromkeys(table["policy"]))
-    policies = [p for p in ORDER if p in present] + [p for p in present if p not in ORDER]
-    colours = {p: JOB_COLOURS[k % len(JOB_COLOURS)] for k, p in enumerate(policies)}
+    policies = ordered_policies(table["policy"])
     means = table.groupby("policy")[["cost_usd_per_h", "total_cost_over_optimal",
                                      "slo_attainment", "peak_gpus_total"]].mean()
     fig = plt.figure(figsize=(9.0, 3.9))
@@ -42,8 +43,8 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
     for policy in policies:
         part = timeseries[(timeseries["policy"] == policy) & (timeseries["seed"] == seed)]
         ax.step(part["time_h"], part["cost_usd_per_h"], where="post", lw=0.9,
-                color=colours[policy],
-                label=f"{POLICY_LABELS.get(policy, policy)} "
+                color=policy_colour(policy),
+                label=f"{policy_label(policy)} "
                       f"(avg ${means.loc[policy, 'cost_usd_per_h']:,.0f}/h, "
                       f"peak {means.loc[policy, 'peak_gpus_total']:,.0f} GPUs)")
     ax.set_xlabel("time since the first arrival (h)")
@@ -54,23 +55,23 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
     fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False, fontsize=7,
                bbox_to_anchor=(0.5, 0.0))
     x = np.arange(len(policies))
-    names = [POLICY_LABELS.get(p, p).split(" ")[0] for p in policies]
+    names = [policy_label(p) for p in policies]
     for col, (column, scale, ylabel, title) in enumerate((
             ("total_cost_over_optimal", 1.0, "total cost / optimal's", "(b) cost vs optimal"),
             ("slo_attainment", 100.0, "SLO attainment (%)", "(c) SLO attainment"))):
         bar_ax = fig.add_subplot(grid[0, 1 + col])
         values = [scale * means.loc[p, column] for p in policies]
-        bar_ax.bar(x, values, color=[colours[p] for p in policies])
-        for xi, v in zip(x, values, strict=True):
-            bar_ax.text(xi, v, f"{v:.2f}" if scale == 1.0 else f"{v:.0f}", ha="center",
-                        va="bottom", fontsize=6)
+        bars = bar_ax.bar(x, values, color=[policy_colour(p) for p in policies])
+        bar_ax.bar_label(bars, labels=[f"{v:.2f}" if scale == 1.0 else f"{v:.0f}"
+                                       for v in values], fontsize=6)
         bar_ax.set_xticks(x, names, rotation=35, ha="right", rotation_mode="anchor")
         bar_ax.set_ylabel(ylabel)
         bar_ax.set_title(title, loc="left")
         if scale == 100.0:
             bar_ax.set_ylim(0, 110)
-    trace = str(table["trace"].iloc[0])
-    fig.suptitle(f"Mixed workload ({trace})", x=0.01, ha="left")
+    jobs = int(table["jobs"].max()) if "jobs" in table else None
+    fig.suptitle("Mixed workload, default setting" + (f" ({jobs} jobs)" if jobs else ""),
+                 x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 

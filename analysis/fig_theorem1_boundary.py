@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import apply_style, figure_main, job_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -33,7 +33,7 @@ def draw(summary: pd.DataFrame) -> plt.Figure:
     y = np.arange(len(summary))
     labels = [f"{_label(f)}\n[{o}]" for f, o in zip(summary["family"], summary["objective"],
                                                    strict=True)]
-    ax_f.barh(y, summary["rr_optimal_fraction"], color=JOB_COLOURS[0])
+    ax_f.barh(y, summary["rr_optimal_fraction"], color=job_colour(0))
     for yi, rec in zip(y, summary.itertuples(index=False), strict=True):
         ax_f.annotate(f"{rec.n_counterexamples} / {rec.n_instances} counterexamples",
                       (0.02, yi), va="center", fontsize=7, color="white")
@@ -42,7 +42,7 @@ def draw(summary: pd.DataFrame) -> plt.Figure:
     ax_f.set_xlim(0, 1)
     ax_f.set_xlabel("share of instances where round-robin is optimal")
     ax_f.set_title("Theorem 1 boundary map", loc="left")
-    ax_r.barh(y, summary["worst_util_ratio"] - 1.0, left=1.0, color=JOB_COLOURS[5])
+    ax_r.barh(y, summary["worst_util_ratio"] - 1.0, left=1.0, color=job_colour(5))
     for yi, value in zip(y, summary["worst_util_ratio"], strict=True):
         ax_r.annotate(f"{value:.3f}", (value, yi), va="center", ha="left", fontsize=7)
     ax_r.axvline(1.0, color="grey", linewidth=0.8)

@@ -1,7 +1,7 @@
 """Benchmark the exact `optimal` partition (set-partitioning MILP) against brute force.
 
 Times :func:`rollmux.placement.optimum.compare_solvers` on seeded production-style mixes
-(:func:`rollmux.placement.jobmix.production_mix`): brute force side by side at 6-13 jobs
+(:func:`rollmux.experiments.jobmix.production_mix`): brute force side by side at 6-13 jobs
 (capped at 120 s), then 30 jobs in both pinning spaces. Prints one JSON object per run
 and, with ``--out``, writes a Markdown table.
 
@@ -17,8 +17,8 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from rollmux.experiments.jobmix import production_mix
 from rollmux.hardware import Hardware, load_hardware
-from rollmux.placement.jobmix import production_mix
 from rollmux.placement.optimum import Orders, Space, compare_solvers
 
 BRUTEFORCE_SIZES = (6, 8, 10, 11, 12, 13)
@@ -94,7 +94,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         f"{os.cpu_count()} CPUs (`{platform.processor() or platform.machine()}`).",
         "Command: `.venv/bin/python benchmarks/bench_optimum.py --out "
         "benchmarks/RESULTS-optimum.md`.",
-        "Mix: `rollmux.placement.jobmix.production_mix(jobs, seed)`; groups of at most 5;",
+        "Mix: `rollmux.experiments.jobmix.production_mix(jobs, seed)`; groups of at most 5;",
         "round-robin orders: all (up to rotation); brute force capped at 120 s.",
         "",
         "| jobs | seed | space | optimum s | optimum $/h | brute force s | brute force $/h "

@@ -2,7 +2,7 @@
 
 For each cluster size, admits a seeded production-style job mix with the policy until
 that many jobs run concurrently, then times further decisions on the snapshot without
-applying them (rollmux.placement.bench.bench_placement). Target: median <= 60 ms at
+applying them (rollmux.experiments.placement_bench.bench_placement). Target: median <= 60 ms at
 2,000 concurrent jobs on a 2-core machine, near-linear growth (paper: 591 ms, C++).
 
     .venv/bin/python benchmarks/bench_placement.py [--sizes 100 250 500 1000 2000]
@@ -12,7 +12,8 @@ applying them (rollmux.placement.bench.bench_placement). Target: median <= 60 ms
         --reference /tmp/main-checkout
 
 ``--compare N`` instead admits one N-job mix with every online policy and prints hourly
-cost, worst-case SLO attainment and admission mix (rollmux.placement.bench.compare_policies).
+cost, worst-case SLO attainment and admission mix
+(rollmux.experiments.placement_bench.compare_policies).
 
 ``--reference DIR`` times every size twice in one run, alternating, each in a fresh
 process: with the code of another checkout (``DIR/src``, e.g. main in a temporary git
@@ -32,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rollmux.placement.bench import bench_placement, compare_policies
+from rollmux.experiments.placement_bench import bench_placement, compare_policies
 
 
 def main() -> None:
@@ -84,7 +85,7 @@ def main() -> None:
 # Run in a fresh interpreter: bench_placement plus the process CPU time of the whole call.
 _CHILD = (
     "import json, sys, time\n"
-    "from rollmux.placement.bench import bench_placement\n"
+    "from rollmux.experiments.placement_bench import bench_placement\n"
     "jobs, seed, decisions, policy = sys.argv[1:5]\n"
     "t0 = time.process_time()\n"
     "row = bench_placement(int(jobs), int(seed), int(decisions), policy=policy)\n"

@@ -20,7 +20,7 @@ import os
 import platform
 from pathlib import Path
 
-from rollmux import tables
+from rollmux.experiments import tables
 from rollmux.io import write_csv, write_json
 
 HERE = Path(__file__).resolve().parent / "recorded"

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rollmux.experiments.jobmix import production_mix
 from rollmux.hardware import load_hardware
 from rollmux.placement import apply, empty_snapshot, get_policy, release
-from rollmux.placement.jobmix import production_mix
 
 FIXTURE = Path(__file__).resolve().parent / "golden" / "placement" / "decisions.csv.gz"
 

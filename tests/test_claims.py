@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -13,12 +14,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from rollmux.claims import (
+from rollmux.experiments.claims import (
     BEYOND_COLUMNS,
     BEYOND_REPORT_COLUMNS,
     CALIBRATED,
     DIFFERS,
-    METRICS_COLUMNS,
     NOT_REPRODUCIBLE,
     REPRODUCED,
     ClaimsError,
@@ -30,7 +30,9 @@ from rollmux.claims import (
     load_calibration,
     load_ledger,
     load_tolerances,
+    render_html_fragment,
 )
+from rollmux.experiments.metrics import METRIC_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_CLAIMS = ROOT.parent / "shared" / "paper" / "claims.csv"
@@ -55,7 +57,7 @@ def _metrics_rows(ledger: pd.DataFrame) -> list[dict[str, str]]:
 
 def _write(path: Path, rows: list[dict[str, str]]) -> Path:
     """Write metrics rows with the contract's columns."""
-    pd.DataFrame(rows, columns=list(METRICS_COLUMNS)).to_csv(path, index=False)
+    pd.DataFrame(rows, columns=list(METRIC_COLUMNS)).to_csv(path, index=False)
     return path
 
 
@@ -142,6 +144,26 @@ def test_differs_shows_ledger_reason(tmp_path: Path) -> None:
     assert rec.at["C01", "comparison"] == "x0.685"
     assert rec.at["C02", "status"] == REPRODUCED and rec.at["C02", "reason"] == ""
     assert rec.at["C53", "status"] == DIFFERS and "counterexample" in rec.at["C53", "reason"]
+
+
+def test_html_report_shows_counts_and_every_claim_escaped(tmp_path: Path) -> None:
+    """The HTML page and the landing fragment hold the headline counts and one table row
+    per claim, statements escaped; the page is self-contained (no external resource)."""
+    ledger = load_ledger()
+    counts, table = _build(tmp_path, _metrics_rows(ledger), out_html=tmp_path / "claims.html",
+                           out_html_fragment=tmp_path / "landing.html")
+    page = (tmp_path / "claims.html").read_text()
+    fragment = (tmp_path / "landing.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and fragment in page
+    summary = json.loads((tmp_path / "summary.json").read_text())["summary"]
+    assert summary in fragment
+    for status, n in counts.items():
+        assert f"<th>{status}</th>" in fragment and f">{n}</td>" in fragment
+    assert fragment.count("<tr><td>C") == len(ledger)
+    assert html.escape(str(ledger.iloc[0]["statement"])) in fragment
+    assert "<script" not in page and "http" not in page
+    table.loc[0, "statement"] = "<script>x</script> & y"
+    assert "&lt;script&gt;x&lt;/script&gt; &amp; y" in render_html_fragment(table)
 
 
 def test_runtime_value_is_read_as_an_upper_bound(tmp_path: Path) -> None:
@@ -376,7 +398,7 @@ def test_ledger_evidence_must_be_under_results(tmp_path: Path) -> None:
 
 def test_every_footnote_of_the_ledger_exists() -> None:
     """Each footnote id used by the ledger has its text in claims_footnotes.yaml."""
-    from rollmux.claims import load_footnotes
+    from rollmux.experiments.claims import load_footnotes
 
     notes = load_footnotes()
     used = {f for text in load_ledger()["footnotes"] for f in text.split(";") if f}

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rollmux.schedule.eventsim import (
-    PHASE_COLUMNS,
+    TIMELINE_COLUMNS,
     DeadlockError,
     measured_period,
     simulate,
@@ -137,7 +137,7 @@ def test_frame_columns_and_determinism() -> None:
     a = to_frame(simulate(sched, 5)).to_csv(index=False)
     b = to_frame(simulate(sched, 5)).to_csv(index=False)
     assert a == b
-    assert tuple(to_frame(simulate(sched, 1)).columns) == PHASE_COLUMNS
+    assert tuple(to_frame(simulate(sched, 1)).columns) == TIMELINE_COLUMNS
 
 
 def test_bad_arguments() -> None:

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import yaml
 
-from rollmux.claims import load_calibration, load_ledger
 from rollmux.closedform import TraceCost, isolated_trace_cost, isolated_trace_costs
 from rollmux.experiments.calibration import (
     FIT,
@@ -24,6 +23,7 @@ from rollmux.experiments.calibration import (
     relative_residual,
     run_production_mix,
 )
+from rollmux.experiments.claims import load_calibration, load_ledger
 from rollmux.hardware import load_hardware
 from rollmux.traces import load_trace
 from rollmux.traces.generate import generate_production, load_workloads

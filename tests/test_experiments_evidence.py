@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from rollmux.experiments.evidence import EVIDENCE_COLUMNS, paper_ranges, paper_values
+from rollmux.experiments.model_figures import sync_table
 from rollmux.experiments.production_evidence import (
     admission_sensitivity,
     bubble_readings,
@@ -24,7 +25,6 @@ from rollmux.experiments.simulation_evidence import (
 )
 from rollmux.experiments.sync_evidence import sync_what_it_takes
 from rollmux.hardware import load_hardware
-from rollmux.paperfigs import sync_table
 from rollmux.sim.metrics import bubble_reduction, bubble_reduction_pp
 
 P20, P800 = 1.85, 5.28
@@ -215,7 +215,7 @@ def test_sync_what_it_takes_on_the_paper_testbed() -> None:
 
 def test_paper_values_and_ranges_come_from_the_ledger() -> None:
     """The paper's numbers are read from the ledger, never typed into the experiments."""
-    from rollmux.claims import load_ledger
+    from rollmux.experiments.claims import load_ledger
 
     ledger = load_ledger()
     assert paper_values(ledger, ["C01", "C44"]) == {"C01": 1.84, "C44": 504.0}

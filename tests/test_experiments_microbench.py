@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from rollmux.claims import load_calibration, load_ledger
 from rollmux.closedform import pools_from_hardware, verl_fleet
+from rollmux.experiments.claims import load_calibration, load_ledger
+from rollmux.experiments.microbench import build_scenario
 from rollmux.experiments.microbench_evidence import (
     EVIDENCE_COLUMNS,
     what_it_would_take,
@@ -26,9 +27,9 @@ from rollmux.experiments.microbench_fit import (
     run_microbench_types,
     with_sizes,
 )
+from rollmux.experiments.microbench_sim import baseline_jobs, table4, throughput_table
 from rollmux.hardware import load_hardware
-from rollmux.microbench import build_scenario, load_microbench
-from rollmux.sim.microbench_sim import baseline_jobs, table4, throughput_table
+from rollmux.jobtypes import load_microbench
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))

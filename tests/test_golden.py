@@ -126,8 +126,7 @@ def _trace_tables(trace: str, tmp: Path, monkeypatch: pytest.MonkeyPatch
 
 def _microbench_tables() -> dict[str, pd.DataFrame]:
     """Table 4, the Fig. 10 throughput table and Fig. 12's migration table, 12 iterations."""
-    from rollmux.sim.microbench_sim import table4, throughput_table
-    from rollmux.sim.stochastic import migration_table
+    from rollmux.experiments.microbench_sim import migration_table, table4, throughput_table
 
     return {
         "table4": table4(seed=0, iterations=12),

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from rollmux.hardware import load_hardware
-from rollmux.microbench import (
+from rollmux.experiments.microbench import (
     SCENARIOS,
     TABLE_COLUMNS,
     build_scenario,
     gantt_phases,
-    job_type,
     scenario_table,
 )
+from rollmux.hardware import load_hardware
+from rollmux.jobtypes import job_type
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from strategies import direct_job, job_sets, profile_examples
 
 from rollmux.closedform import pools_from_hardware
+from rollmux.experiments.jobmix import production_mix
 from rollmux.group import CoExecutionGroup, group_job_from_rljob, node_capacity_from_hardware
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
 from rollmux.phasetimes import rollout_mem_gb_per_node, train_mem_gb_per_node
-from rollmux.placement.jobmix import production_mix
 from rollmux.placement.optimum import (
     ColumnCache,
     GroupPlan,

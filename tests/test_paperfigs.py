@@ -1,4 +1,4 @@
-"""Model figures and tables (rollmux.paperfigs, rollmux.tables) and their figure scripts."""
+"""Model figures and tables (rollmux.experiments: model_figures, tables), figure scripts."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from rollmux import paperfigs, tables
+from rollmux.experiments import model_figures, tables
+from rollmux.experiments.metrics import METRIC_COLUMNS
 from rollmux.hardware import load_hardware
-from rollmux.microbench import job_type
+from rollmux.jobtypes import job_type
 from rollmux.phasetimes import phase_times
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_bad_case_slows_both_rollout_heavy_jobs() -> None:
     """D and E on one rollout node: saturated, slowdown = meta-iteration / solo > 1."""
-    phases, slow = paperfigs.bad_case(("D", "E"), iterations=2)
+    phases, slow = model_figures.bad_case(("D", "E"), iterations=2)
     assert list(slow["job_type"]) == ["D", "E"]
     assert (slow["status"] == "saturated").all()
     assert (slow["slowdown"] > 1.0).all()
@@ -44,12 +45,12 @@ def test_bad_case_slows_both_rollout_heavy_jobs() -> None:
 def test_bad_case_needs_two_jobs() -> None:
     """One job cannot share anything."""
     with pytest.raises(ValueError, match="job_types"):
-        paperfigs.bad_case(("D",))
+        model_figures.bad_case(("D",))
 
 
 def test_switch_table_matches_switch_model() -> None:
     """Warm < cold for every size and phase; speed-up is their ratio."""
-    table = paperfigs.switch_table((7.0, 32.0), 8)
+    table = model_figures.switch_table((7.0, 32.0), 8)
     assert len(table) == 4
     assert (table["warm_s"] < table["cold_s"]).all()
     assert np.allclose(table["speedup"], table["cold_s"] / table["warm_s"])
@@ -59,23 +60,23 @@ def test_switch_table_matches_switch_model() -> None:
 def test_group_status_examples_cover_three_states() -> None:
     """The default Fig. 6 groups are under-utilised, full and saturated, in that order."""
     groups = [[[300, 200], [100, 100]], [[300, 200], [200, 100]], [[300, 200], [300, 100]]]
-    phases, status = paperfigs.group_status_examples(groups, iterations=2)
+    phases, status = model_figures.group_status_examples(groups, iterations=2)
     assert list(status["status"]) == ["under-utilised", "full", "saturated"]
     assert list(status["meta_iteration_s"]) == [500.0, 500.0, 600.0]
     assert set(phases["group"]) == {0, 1, 2}
     with pytest.raises(ValueError, match="rollout_s, train_s"):
-        paperfigs.group_status_examples([[[1.0, 2.0, 3.0]]])
+        model_figures.group_status_examples([[[1.0, 2.0, 3.0]]])
 
 
 def test_migration_timeline_and_per_gpu_segments() -> None:
     """Tails exist only with migration; per-GPU segments never overlap on one GPU."""
-    frame = paperfigs.migration_timeline(("A", "E"), iterations=2, seed=0)
+    frame = model_figures.migration_timeline(("A", "E"), iterations=2, seed=0)
     assert set(frame["migration"]) == {False, True}
     assert (frame.loc[~frame["migration"], "phase"] != "tail").all()
     on = frame[frame["migration"]]
     assert (on["phase"] == "tail").any()
     assert (on.loc[on["phase"] == "tail", "gpus"] < 8).all()
-    segments = paperfigs.per_gpu_segments(on, 8)
+    segments = model_figures.per_gpu_segments(on, 8)
     for _, part in segments.groupby(segments["gpu"].astype(str)):
         part = part.sort_values("start_s")
         assert (part["start_s"].to_numpy()[1:] >= part["end_s"].to_numpy()[:-1] - 1e-9).all()
@@ -91,16 +92,16 @@ def test_migration_timeline_and_per_gpu_segments() -> None:
 
 def test_scenario_gantt_shows_requested_iterations() -> None:
     """Only the first shown_iterations iterations are returned, per scenario."""
-    frame = paperfigs.scenario_gantt(("temporal",), seed=0, iterations=10, shown_iterations=2)
+    frame = model_figures.scenario_gantt(("temporal",), seed=0, iterations=10, shown_iterations=2)
     assert set(frame["scenario"]) == {"temporal"}
     assert set(frame["iteration"]) == {0, 1}
     with pytest.raises(ValueError, match="shown_iterations"):
-        paperfigs.scenario_gantt(("temporal",), iterations=10, shown_iterations=11)
+        model_figures.scenario_gantt(("temporal",), iterations=10, shown_iterations=11)
 
 
 def test_length_distribution_is_a_probability() -> None:
     """Bin probabilities sum to one; median < mean < p99 < expected batch max <= max."""
-    hist, stats = paperfigs.length_distribution(("A",), bins=40)
+    hist, stats = model_figures.length_distribution(("A",), bins=40)
     assert hist["probability"].sum() == pytest.approx(1.0, abs=1e-9)
     rec = stats.iloc[0]
     assert rec.median_tokens < rec.mean_tokens < rec.p99_tokens
@@ -110,7 +111,7 @@ def test_length_distribution_is_a_probability() -> None:
 def test_sync_table_speedup_tracks_rollout_gpus() -> None:
     """Flat sync pulls one copy per rollout GPU (per replica in the other reading), so each
     speed-up is just below that count: 8->8 is ~8x for 32B at TP4 too, ~2x per replica."""
-    table = paperfigs.sync_table((7.0, 32.0), (8, 16))
+    table = model_figures.sync_table((7.0, 32.0), (8, 16))
     assert len(table) == 4
     assert (table["speedup"] <= table["gpus"]).all()
     assert (table["speedup"] > 0.9 * table["gpus"]).all()
@@ -168,7 +169,7 @@ def test_table5_small() -> None:
 
 
 def _metric_inputs(tmp_path: Path) -> dict[str, str]:
-    """Tiny results files for :func:`paperfigs.models_metrics`."""
+    """Tiny results files for :func:`model_figures.models_metrics`."""
     rows = []
     for scenario in ("temporal", "train", "spatial"):
         for system, gain in (("rollmux", 1.0), ("solo-d", 1.9), ("gavel-plus", 1.5),
@@ -180,8 +181,8 @@ def _metric_inputs(tmp_path: Path) -> dict[str, str]:
         "table4": pd.DataFrame({"overhead_vs_solo": [0.02, 0.08],
                                 "slower_than_ideal": [0.1, 0.15]}),
         "migration": pd.DataFrame({"pair": ["A+A", "E+E"], "speedup": [1.05, 1.2]}),
-        "sync": paperfigs.sync_table((7.0,), (8, 16)),
-        "switch": paperfigs.switch_table((7.0, 32.0)),
+        "sync": model_figures.sync_table((7.0,), (8, 16)),
+        "switch": model_figures.switch_table((7.0, 32.0)),
         "latency": pd.DataFrame({"jobs": [100, 2000], "decisions": [5, 5],
                                  "median_ms": [0.3, 2.0]}),
         "optimum": pd.DataFrame({"jobs": [6, 8], "seconds": [0.01, 0.02],
@@ -202,8 +203,8 @@ def _metric_inputs(tmp_path: Path) -> dict[str, str]:
 def test_models_metrics_follow_the_contract(tmp_path: Path) -> None:
     """Columns of workflow/README.md; metric names and units of claims C14-C27, C45-C55."""
     paths = _metric_inputs(tmp_path)
-    metrics = paperfigs.models_metrics(paths).set_index("metric")
-    assert list(metrics.reset_index().columns) == list(paperfigs.METRIC_COLUMNS)
+    metrics = model_figures.models_metrics(paths).set_index("metric")
+    assert list(metrics.reset_index().columns) == list(METRIC_COLUMNS)
     assert metrics.loc["throughput_ratio_train_gavel", "value"] == pytest.approx(1.5)
     assert metrics.loc["iteration_overhead_vs_solo", "low"] == pytest.approx(2.0)
     assert metrics.loc["iteration_slowdown_vs_ideal", "high"] == pytest.approx(15.0)
@@ -213,7 +214,7 @@ def test_models_metrics_follow_the_contract(tmp_path: Path) -> None:
     assert "not 13 jobs" in metrics.loc["bruteforce_time_13_jobs", "note"]
     # Only in-scope families count: the saturated family's counterexamples do not.
     assert metrics.loc["theorem1_holds", "value"] == 1.0
-    scoped = paperfigs.models_metrics(paths, ["a_one_rollout_one_train", "e_saturated"])
+    scoped = model_figures.models_metrics(paths, ["a_one_rollout_one_train", "e_saturated"])
     assert scoped.set_index("metric").loc["theorem1_holds", "value"] == 0.0
     switch = pd.read_csv(paths["switch"])
     assert metrics.loc["cold_start_seconds", "value"] == pytest.approx(switch["cold_s"].max())
@@ -257,9 +258,9 @@ def _write(frame: pd.DataFrame, path: Path) -> str:
 
 def _figure_jobs(tmp_path: Path) -> dict[str, list[str]]:
     """Arguments (without outputs) of every figure script on tiny inputs."""
-    fig03 = paperfigs.bad_case(("D", "E"), iterations=1)
-    fig06 = paperfigs.group_status_examples([[[3, 2], [1, 1]], [[3, 2], [3, 1]]], 1)
-    lengths, stats = paperfigs.length_distribution(("A",), bins=10)
+    fig03 = model_figures.bad_case(("D", "E"), iterations=1)
+    fig06 = model_figures.group_status_examples([[[3, 2], [1, 1]], [[3, 2], [3, 1]]], 1)
+    lengths, stats = model_figures.length_distribution(("A",), bins=10)
     throughput = pd.DataFrame({
         "scenario": ["temporal"] * 4, "system": ["rollmux", "solo-d", "gavel-plus", "verl"],
         "throughput_per_kusd_h": [30.0, 17.0, 17.0, 20.0], "rollmux_gain": [1.0, 1.8, 1.8, 1.5],
@@ -272,13 +273,13 @@ def _figure_jobs(tmp_path: Path) -> dict[str, list[str]]:
     return {
         "fig03_bad_case.py": ["--phases", _write(fig03[0], t / "f3p.csv"),
                               "--slowdowns", _write(fig03[1], t / "f3s.csv")],
-        "fig04_switch.py": ["--switch", _write(paperfigs.switch_table((7.0, 14.0)),
+        "fig04_switch.py": ["--switch", _write(model_figures.switch_table((7.0, 14.0)),
                                                t / "f4.csv")],
         "fig06_group_status.py": ["--phases", _write(fig06[0], t / "f6p.csv"),
                                   "--status", _write(fig06[1], t / "f6s.csv")],
         "fig07_migration.py": ["--phases", _write(
-            paperfigs.migration_timeline(("A", "E"), 1), t / "f7.csv")],
-        "fig10_microbench.py": ["--phases", _write(paperfigs.scenario_gantt(
+            model_figures.migration_timeline(("A", "E"), 1), t / "f7.csv")],
+        "fig10_microbench.py": ["--phases", _write(model_figures.scenario_gantt(
             ("temporal",), 0, 10, 1), t / "f10.csv"),
             "--throughput", _write(throughput, t / "thr.csv")],
         "fig12_migration.py": ["--lengths", _write(lengths, t / "f12l.csv"),
@@ -286,7 +287,7 @@ def _figure_jobs(tmp_path: Path) -> dict[str, list[str]]:
                                "--migration", _write(pd.DataFrame(
                                    {"pair": ["A+A", "A+E"], "speedup": [1.02, 1.2]}),
                                    t / "mig.csv")],
-        "fig13_sync.py": ["--sync", _write(paperfigs.sync_table((7.0,), (8, 16)),
+        "fig13_sync.py": ["--sync", _write(model_figures.sync_table((7.0,), (8, 16)),
                                            t / "f13.csv")],
         "fig_theorem1_boundary.py": ["--summary", _write(summary, t / "th.csv")],
     }

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from test_placement_rollmux import HW, alone, join, mkjob
 
+from rollmux.experiments.placement_bench import bench_placement, compare_policies, slo_attainment
 from rollmux.placement import empty_snapshot
-from rollmux.placement.bench import bench_placement, compare_policies, slo_attainment
 
 
 def test_bench_placement_small_cluster() -> None:

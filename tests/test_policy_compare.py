@@ -9,13 +9,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rollmux.claims import METRICS_COLUMNS, load_beyond_ledger
+from rollmux.experiments.beyond import comparison_metrics
+from rollmux.experiments.claims import load_beyond_ledger
+from rollmux.experiments.metrics import METRIC_COLUMNS
 from rollmux.sim import ReplaySpec, run_replay
 from rollmux.sim.policy_compare import (
     COMPARISON_COLUMNS,
     KEY_COLUMNS,
     LATENCY_COLUMNS,
-    comparison_metrics,
     decision_latencies_ms,
     latency_row,
     outcome_row,
@@ -86,7 +87,7 @@ def test_metrics_are_ratios_of_the_rows_and_fill_the_beyond_ledger(
         labelled = table.assign(trace=f"t-{label}")
         metrics = comparison_metrics(labelled, "rollmux", "rollmux-repeat",
                                      {f"t-{label}": label}, "rollmux_repeat", "x.csv")
-        assert list(metrics.columns) == list(METRICS_COLUMNS)
+        assert list(metrics.columns) == list(METRIC_COLUMNS)
         by = metrics.set_index("metric")
         base, cand = table.iloc[0], table.iloc[1]
         assert by.at[f"rollmux_repeat_cost_ratio_{label}", "value"] == pytest.approx(

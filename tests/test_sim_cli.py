@@ -20,7 +20,7 @@ from rollmux.sim.cli import (
     register,
     spec_from_args,
 )
-from rollmux.sim.records import EVENT_COLUMNS, JOB_COLUMNS, PHASE_COLUMNS
+from rollmux.sim.records import EVENT_COLUMNS, JOB_COLUMNS, PHASE_RECORD_COLUMNS
 from rollmux.sim.sweeps import window_trace_text
 from rollmux.traces.loader import trace_text
 
@@ -54,7 +54,7 @@ def test_simulate_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixt
     config = json.loads((out / "config.json").read_text())
     assert config["policy"] == "rollmux" and config["fidelity"] == "event"
     assert len(config["trace_sha256"]) == 64
-    assert list(pd.read_csv(out / "phases.csv").columns) == list(PHASE_COLUMNS)
+    assert list(pd.read_csv(out / "phases.csv").columns) == list(PHASE_RECORD_COLUMNS)
     assert list(pd.read_csv(out / "events.csv").columns) == list(EVENT_COLUMNS)
     assert list(pd.read_csv(out / "jobs.csv").columns) == list(JOB_COLUMNS)
     assert "4/4 jobs completed" in capsys.readouterr().out

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rollmux.hardware import load_hardware
 from rollmux.jobs import response_length_dist
-from rollmux.microbench import job_type
+from rollmux.jobtypes import job_type
 from rollmux.sim.drift import (
     NO_DRIFT,
     TEMPLATES,

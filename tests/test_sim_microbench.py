@@ -1,4 +1,4 @@
-"""Tests of rollmux.sim.microbench_sim: Table 4 and the equal-cost throughput table."""
+"""Tests of rollmux.experiments.microbench_sim: Table 4 and the equal-cost throughput table."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rollmux.hardware import load_hardware
-from rollmux.microbench import job_type
-from rollmux.phasetimes import rollout_time_ratio
-from rollmux.sim.microbench_sim import (
+from rollmux.experiments.microbench_sim import (
     TABLE4_COLUMNS,
     THROUGHPUT_COLUMNS,
     run_scenario,
     table4,
     throughput_table,
 )
+from rollmux.hardware import load_hardware
+from rollmux.jobtypes import job_type
+from rollmux.phasetimes import rollout_time_ratio
 
 ITERATIONS = 20
 

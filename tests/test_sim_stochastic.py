@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
-from rollmux.microbench import job_type
+from rollmux.jobtypes import job_type
 from rollmux.phasetimes import phase_times
 from rollmux.schedule.eventsim import simulate, to_frame
 from rollmux.schedule.graph import round_robin_schedule

@@ -11,11 +11,13 @@ import pandas as pd
 import pytest
 
 from rollmux.closedform import fluid_cost_usd_per_iteration, job_phases_from_rljob
+from rollmux.experiments.metrics import METRIC_COLUMNS
+from rollmux.experiments.production import production_metrics
+from rollmux.experiments.sensitivity import simulation_metrics
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
 from rollmux.sim.cli import main as simulate_main
 from rollmux.sim.sweeps import (
-    METRIC_COLUMNS,
     RunKey,
     Setting,
     collect_runs,
@@ -23,11 +25,9 @@ from rollmux.sim.sweeps import (
     fluid_job_rates,
     fluid_table,
     fluid_timeseries,
-    production_metrics,
     run_files,
     run_keys,
     sensitivity_table,
-    simulation_metrics,
     sweep_plan,
     trace_file,
     window_name,

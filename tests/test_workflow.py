@@ -9,14 +9,17 @@ of each run is Snakemake's and Python's start-up).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from html import escape as html_escape
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 import yaml
@@ -247,8 +250,9 @@ def _write_metrics(workdir: Path) -> None:
         (workdir / evidence).write_text("stand-in\n")
 
 
-def test_claims_rule_and_html_report(clean_run: Path) -> None:
-    """The claims rule joins the metrics files; the HTML report holds the figure and the table.
+@pytest.fixture(scope="module")
+def html_report(clean_run: Path) -> Path:
+    """The claims rule run on stand-in metrics, then ``snakemake --report`` (built once).
 
     Only the claims rule and the figure's rules are allowed, so the metrics files written
     here stand in for the simulation stages' outputs.
@@ -258,11 +262,6 @@ def test_claims_rule_and_html_report(clean_run: Path) -> None:
                "calibrate_microbench_types", "gantt_phases", "fig01_gantt")
     targets = ("figures/fig01_gantt.png", "figures/claims.csv", "figures/claims.md")
     snakemake(clean_run, *targets, "--cores", "2", *allowed)
-    summary = yaml.safe_load((clean_run / "results" / "claims_summary.json").read_text())
-    assert summary["counts"]["differs"] == 0 and summary["total"] > 50
-    claims_md = (clean_run / "figures" / "claims.md").read_text()
-    assert summary["summary"] in claims_md
-    assert "## Results beyond the paper" in claims_md and summary["beyond"] >= 8
     # the global description of the report (root Snakefile); added to this copy if absent
     snakefile = clean_run / "Snakefile"
     text = snakefile.read_text()
@@ -271,18 +270,63 @@ def test_claims_rule_and_html_report(clean_run: Path) -> None:
         assert anchor in text, "root Snakefile without its configfile line"
         snakefile.write_text(text.replace(anchor, f"{anchor}{REPORT_LINE}\n", 1))
     report = clean_run / "figures" / "report.html"
-    snakemake(
-        clean_run,
-        "figures/fig01_gantt.png",
-        "figures/claims.csv",
-        "--report",
-        str(report),
-        *allowed,
-    )
-    html = report.read_text(encoding="utf-8")
-    assert "fig01_gantt.png" in html and "claims.csv" in html
+    snakemake(clean_run, "figures/fig01_gantt.png", "figures/claims.csv", "figures/claims.html",
+              "--report", str(report), *allowed)
+    return report
+
+
+def _first_claim(workdir: Path) -> dict[str, str]:
+    """The first row of the claims report the pipeline wrote."""
+    table = pd.read_csv(workdir / "figures" / "claims.csv", dtype=str, keep_default_na=False)
+    return dict(table.iloc[0])
+
+
+def test_claims_rule_and_html_report(clean_run: Path, html_report: Path) -> None:
+    """The claims rule joins the metrics files; the HTML report holds the figure and the
+    claims table (a table, not only a CSV download), with the headline counts on its
+    landing page and the figures under the numbered categories in the paper's order."""
+    summary = yaml.safe_load((clean_run / "results" / "claims_summary.json").read_text())
+    assert summary["counts"]["differs"] == 0 and summary["total"] > 50
+    claims_md = (clean_run / "figures" / "claims.md").read_text()
+    assert summary["summary"] in claims_md
+    assert "## Results beyond the paper" in claims_md and summary["beyond"] >= 8
+    html = html_report.read_text(encoding="utf-8")
+    assert "fig01_gantt.png" in html and "claims.csv" in html and "claims.html" in html
     assert 'src="http' not in html, "the report must be self-contained"
     assert "rollmux Snakemake pipeline" in html, "workflow/report/workflow.rst not rendered"
+    # the landing page (the global description, a JSON string in the page) holds the
+    # headline counts and the claims table with every claim's statement
+    landing = (clean_run / "results" / "report" / "claims_landing.html").read_text()
+    assert summary["summary"] in landing and "<table" in landing
+    claim = _first_claim(clean_run)
+    assert html_escape(claim["statement"]) in landing
+    assert json.dumps(landing.strip())[1:200] in html, "landing page without the claims table"
+    assert "2. Motivation: Fig. 1-4" in html and "1. Claims" in html
+
+
+def test_report_shows_the_claims_table_in_a_browser(clean_run: Path, html_report: Path,
+                                                    tmp_path: Path) -> None:
+    """Headless Chromium renders the report: a claim row is in the DOM, the page not blank."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium)")
+    # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start
+    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--window-size=1400,1000", "--virtual-time-budget=10000"]
+    url = html_report.as_uri()
+    dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    claim = _first_claim(clean_run)
+    assert 'id="rollmux-claims"' in dom.stdout, "the claims table was not rendered"
+    assert html_escape(claim["statement"]) in dom.stdout
+    assert f">{claim['claim_id']}<" in dom.stdout
+    shot = tmp_path / "report.png"
+    done = subprocess.run([*flags, f"--screenshot={shot}", url], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    pixels = plt.imread(shot)
+    assert pixels.shape[0] >= 900 and float(pixels[..., :3].std()) > 0.05, "blank screenshot"
 
 
 def test_claims_rule_fails_on_missing_metric(clean_run: Path, tmp_path: Path) -> None:

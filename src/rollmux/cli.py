@@ -53,9 +53,9 @@ def cmd_meta_iteration(args: argparse.Namespace) -> int:
 
 def cmd_microbench(args: argparse.Namespace) -> int:
     """Write (or print) the closed-form micro-benchmark table."""
+    from rollmux.experiments.microbench import scenario_table
     from rollmux.hardware import load_hardware
     from rollmux.io import write_csv
-    from rollmux.microbench import scenario_table
 
     table = scenario_table(args.scenarios, load_hardware(args.hardware))
     if args.out:
@@ -68,9 +68,9 @@ def cmd_microbench(args: argparse.Namespace) -> int:
 
 def cmd_gantt(args: argparse.Namespace) -> int:
     """Write the Solo-D versus woven per-phase timelines of two job types."""
+    from rollmux.experiments.microbench import gantt_phases
     from rollmux.hardware import load_hardware
     from rollmux.io import write_csv
-    from rollmux.microbench import gantt_phases
 
     phases = gantt_phases(args.job_types, args.iterations, load_hardware(args.hardware))
     write_csv(phases, args.out)
@@ -89,12 +89,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise ValueError(f"--jobs = {args.jobs}: expected a positive number of jobs")
     if args.what == "placement":
-        from rollmux.placement.bench import bench_placement
+        from rollmux.experiments.placement_bench import bench_placement
 
         result = bench_placement(args.jobs, args.seed, decisions=args.decisions)
     else:
+        from rollmux.experiments.jobmix import production_mix
         from rollmux.hardware import load_hardware
-        from rollmux.placement.jobmix import production_mix
         from rollmux.placement.optimum import compare_solvers
 
         hw = load_hardware()

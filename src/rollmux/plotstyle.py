@@ -1,13 +1,18 @@
-"""One shared figure style for every analysis script (Agg backend, fixed palette).
+"""The plotting module: one figure style, one policy -> label -> colour mapping, shared drawing.
 
-Also the shared command line of the figure scripts (:func:`figure_main`) and the node
-labels of their timelines (:func:`node_label`).
+Every analysis script draws through this module: :func:`apply_style` (Agg backend, the
+seaborn theme with the project's rc settings), :data:`POLICY_STYLES` (each placement
+policy's label and colour, the same in every figure), the per-job and per-phase colours,
+the Gantt helpers (:func:`draw_gantt`, :func:`legend_handles`), the shared command line
+(:func:`figure_main`) and the node labels of the timelines (:func:`node_label`).
 """
 
 from __future__ import annotations
 
 import argparse
+import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +22,92 @@ import pandas as pd
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # the backend is chosen above, before pyplot loads
+import seaborn as sns
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.typing import RcKeyType
 
 from rollmux.io import atomic_write
 
-# Colour-blind-safe palette (Okabe-Ito), one colour per job.
+# Colour-blind-safe palette (Okabe-Ito), one colour per job of a timeline.
 JOB_COLOURS: tuple[str, ...] = (
     "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
 )
 ROLLOUT_HATCH = ""
 TRAIN_HATCH = "///"
+
+
+@dataclass(frozen=True)
+class PolicyStyle:
+    """How a placement policy appears in every figure: its name in the paper, its colour."""
+
+    label: str
+    colour: str
+
+
+#: Every built-in placement policy's label and colour, fixed across figures (Okabe-Ito
+#: colours plus greys; RollMux is always blue, the optimum black, Solo-D vermillion).
+POLICY_STYLES: dict[str, PolicyStyle] = {
+    "rollmux": PolicyStyle("RollMux", "#0072B2"),
+    "solo-d": PolicyStyle("Solo-D", "#D55E00"),
+    "verl": PolicyStyle("veRL", "#CC79A7"),
+    "gavel-plus": PolicyStyle("Gavel+", "#E69F00"),
+    "random": PolicyStyle("Random", "#009E73"),
+    "greedy": PolicyStyle("Greedy (Most-Idle)", "#56B4E9"),
+    "optimal": PolicyStyle("Optimal", "#000000"),
+    "regroup": PolicyStyle("Regroup (hourly optimal)", "#999999"),
+    "rollmux-repeat": PolicyStyle("RollMux (repeat orders)", "#004C7A"),
+    "rollmux-noprune": PolicyStyle("RollMux (no pruning)", "#3A8FC7"),
+    "rollmux-expected": PolicyStyle("RollMux (expected)", "#6FA8D6"),
+    "rollmux-ordersearch": PolicyStyle("RollMux (order search)", "#1B5E8C"),
+    "rollmux-costweighted": PolicyStyle("RollMux (cost-weighted)", "#8DB9E0"),
+}
+
+#: Colours of policies without an entry (plug-ins): picked by a hash of the name, so a
+#: policy keeps its colour from figure to figure whatever else is drawn beside it.
+_EXTRA_COLOURS: tuple[str, ...] = ("#F0E442", "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF")
+
+#: Colours of the two phases where a figure compares phases rather than jobs.
+PHASE_COLOURS: dict[str, str] = {"rollout": "#0072B2", "training": "#E69F00"}
+
+#: Colours of the drift templates' directions (Fig. 16).
+DRIFT_DIRECTION_COLOURS: dict[str, str] = {
+    "none": "#000000", "increasing": "#D55E00", "decreasing": "#0072B2",
+}
+
+#: Colours of the failure replay's event marks (Fig. 19).
+EVENT_COLOURS: dict[str, str] = {"kill": "#D55E00", "resubmit": "#009E73"}
+
+
+def policy_label(policy: str) -> str:
+    """The paper's name of a placement policy (the registry name for a plug-in)."""
+    style = POLICY_STYLES.get(policy)
+    return style.label if style is not None else policy
+
+
+def policy_colour(policy: str) -> str:
+    """The one colour of a placement policy in every figure."""
+    style = POLICY_STYLES.get(policy)
+    if style is not None:
+        return style.colour
+    return _EXTRA_COLOURS[zlib.crc32(policy.encode()) % len(_EXTRA_COLOURS)]
+
+
+def policy_palette(policies: Iterable[str], by: str = "policy") -> dict[str, str]:
+    """A seaborn ``palette`` for ``policies``, keyed by registry name or (``by="label"``) label."""
+    if by not in ("policy", "label"):
+        raise ValueError(f"by must be 'policy' or 'label', got {by!r}")
+    return {(policy if by == "policy" else policy_label(policy)): policy_colour(policy)
+            for policy in policies}
+
+
+def ordered_policies(policies: Iterable[str]) -> list[str]:
+    """Policies once each, known ones in :data:`POLICY_STYLES` order, then the rest sorted."""
+    present = set(policies)
+    known = [p for p in POLICY_STYLES if p in present]
+    return known + sorted(present - set(known))
+
 
 STYLE: dict[RcKeyType, Any] = {
     "figure.dpi": 100,
@@ -36,6 +116,8 @@ STYLE: dict[RcKeyType, Any] = {
     "axes.titlesize": 10,
     "axes.labelsize": 9,
     "legend.fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
     "axes.spines.top": False,
     "axes.spines.right": False,
     # Deterministic PDFs: no creation date, fixed hash salt for SVG ids.
@@ -45,8 +127,8 @@ STYLE: dict[RcKeyType, Any] = {
 
 
 def apply_style() -> None:
-    """Apply the project-wide matplotlib style."""
-    plt.rcParams.update(STYLE)
+    """Apply the project-wide style: seaborn's ``ticks`` theme with :data:`STYLE` on top."""
+    sns.set_theme(context="paper", style="ticks", palette=list(JOB_COLOURS), rc=STYLE)
 
 
 def save_figure(fig: Figure, paths: Iterable[str | Path]) -> None:
@@ -118,3 +200,53 @@ def node_label(node: str) -> str:
     if node[:1] == "T" and node[1:].isdigit():
         return f"H800 node {node[1:]}"
     return node
+
+
+def job_colour(job: int) -> str:
+    """The colour of job number ``job`` in a timeline (cycling through :data:`JOB_COLOURS`)."""
+    return JOB_COLOURS[job % len(JOB_COLOURS)]
+
+
+def draw_gantt(
+    ax: Axes,
+    frame: pd.DataFrame,
+    rows: Sequence[str] | None = None,
+    row_column: str = "node",
+    labels: Sequence[str] | None = None,
+) -> list[str]:
+    """Draw phase rows (``job, phase, start_s, end_s`` and ``row_column``) on ``ax``.
+
+    One bar row per distinct ``row_column`` value (default order: rollout nodes, then
+    training nodes), one colour per job (:func:`job_colour`), training hatched, migrated
+    tails thin and translucent. Returns the row keys drawn.
+    """
+    keys = frame[row_column].astype(str)
+    if rows is None:
+        rows = sorted(keys.unique(), key=lambda n: (n[:1] != "R", len(n), n))
+    index = {r: i for i, r in enumerate(rows)}
+    for key, rec in zip(keys, frame.itertuples(index=False), strict=True):
+        if key not in index:
+            continue
+        tail = rec.phase == "tail"
+        ax.barh(
+            index[key], rec.end_s - rec.start_s, left=rec.start_s,
+            height=0.35 if tail else 0.7,
+            color=job_colour(int(rec.job)),
+            alpha=0.55 if tail else 1.0,
+            hatch=TRAIN_HATCH if rec.phase == "train" else ROLLOUT_HATCH,
+            edgecolor="white", linewidth=0.4,
+        )
+    ax.set_yticks(range(len(rows)), list(labels) if labels is not None else
+                  [node_label(r) for r in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    return list(rows)
+
+
+def legend_handles(job_labels: Sequence[str], tail: bool = False) -> list[Patch]:
+    """Legend patches: one per job colour, then rollout / training (/ migrated tail)."""
+    handles = [Patch(color=job_colour(j), label=label) for j, label in enumerate(job_labels)]
+    handles += [Patch(facecolor="white", edgecolor="grey", label="rollout"),
+                Patch(facecolor="white", edgecolor="grey", hatch=TRAIN_HATCH, label="training")]
+    if tail:
+        handles.append(Patch(facecolor="grey", alpha=0.55, label="migrated tail"))
+    return handles

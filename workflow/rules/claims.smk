@@ -41,11 +41,20 @@ rule claims_report:
         table=report(
             "figures/claims.csv",
             caption="../report/claims.rst",
-            category="Claims",
-            labels={"table": "claims: paper vs ours"},
+            category=REPORT_CATEGORY["claims"],
+            labels={"table": "claims table (CSV download)"},
+        ),
+        html=report(
+            "figures/claims.html",
+            caption="../report/claims.rst",
+            category=REPORT_CATEGORY["claims"],
+            labels={"table": "claims table"},
         ),
         markdown="figures/claims.md",
         summary="results/claims_summary.json",
+        # the headline counts and the table on the report's landing page
+        # (workflow/report/workflow.rst includes it)
+        landing="results/report/claims_landing.html",
     params:
         tolerance_overrides=config["claims"].get("tolerance_overrides", {}),
         require_evidence=config["claims"].get("require_evidence", True),
@@ -60,5 +69,7 @@ TARGETS.extend(
         rules.claims_report.output.table,
         rules.claims_report.output.markdown,
         rules.claims_report.output.summary,
+        rules.claims_report.output.html,
+        rules.claims_report.output.landing,
     ]
 )

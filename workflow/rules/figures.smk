@@ -25,7 +25,7 @@ rule fig01_gantt:
         png=report(
             "figures/fig01_gantt.png",
             caption="../report/fig01_gantt.rst",
-            category="Figures",
+            category=REPORT_CATEGORY["motivation"],
         ),
         pdf="figures/fig01_gantt.pdf",
     params:

@@ -1,6 +1,6 @@
 # Model figures and tables of the paper (Fig. 3, 4, 6, 7, 10, 12, 13, the Theorem 1
 # boundary map, Tables 1-6) and the claims metrics they back (results/metrics/models.csv).
-# Data come from rollmux.paperfigs and rollmux.tables; one analysis script per figure.
+# Data come from rollmux.experiments.model_figures and rollmux.experiments.tables; one analysis script per figure.
 
 PAPERFIGS = config["paperfigs"]
 PF_DATA = "results/paperfigs"
@@ -143,7 +143,7 @@ rule fig03_bad_case:
         slowdowns=f"{PF_DATA}/fig03_slowdowns.csv",
     output:
         png=report("figures/fig03_bad_case.png", caption="../report/fig03_bad_case.rst",
-                   category="Model figures"),
+                   category=REPORT_CATEGORY["motivation"]),
         pdf="figures/fig03_bad_case.pdf",
     params:
         python=sys.executable,
@@ -161,7 +161,7 @@ rule fig04_switch:
         switch=f"{PF_DATA}/fig04_switch.csv",
     output:
         png=report("figures/fig04_switch.png", caption="../report/fig04_switch.rst",
-                   category="Model figures"),
+                   category=REPORT_CATEGORY["motivation"]),
         pdf="figures/fig04_switch.pdf",
     params:
         python=sys.executable,
@@ -180,7 +180,7 @@ rule fig06_group_status:
         status=f"{PF_DATA}/fig06_status.csv",
     output:
         png=report("figures/fig06_group_status.png",
-                   caption="../report/fig06_group_status.rst", category="Model figures"),
+                   caption="../report/fig06_group_status.rst", category=REPORT_CATEGORY["design"]),
         pdf="figures/fig06_group_status.pdf",
     params:
         python=sys.executable,
@@ -198,7 +198,7 @@ rule fig07_migration:
         phases=f"{PF_DATA}/fig07_phases.csv",
     output:
         png=report("figures/fig07_migration.png", caption="../report/fig07_migration.rst",
-                   category="Model figures"),
+                   category=REPORT_CATEGORY["design"]),
         pdf="figures/fig07_migration.pdf",
     params:
         python=sys.executable,
@@ -217,7 +217,7 @@ rule fig10_microbench:
         throughput="results/microbench/throughput.csv",
     output:
         png=report("figures/fig10_microbench.png", caption="../report/fig10_microbench.rst",
-                   category="Model figures"),
+                   category=REPORT_CATEGORY["microbench"]),
         pdf="figures/fig10_microbench.pdf",
     params:
         python=sys.executable,
@@ -237,7 +237,7 @@ rule fig12_migration:
         migration="results/microbench/migration.csv",
     output:
         png=report("figures/fig12_migration.png", caption="../report/fig12_migration.rst",
-                   category="Model figures"),
+                   category=REPORT_CATEGORY["microbench"]),
         pdf="figures/fig12_migration.pdf",
     params:
         python=sys.executable,
@@ -256,7 +256,7 @@ rule fig13_sync:
         sync=f"{PF_DATA}/fig13_sync.csv",
     output:
         png=report("figures/fig13_sync.png", caption="../report/fig13_sync.rst",
-                   category="Model figures"),
+                   category=REPORT_CATEGORY["microbench"]),
         pdf="figures/fig13_sync.pdf",
     params:
         python=sys.executable,
@@ -274,7 +274,7 @@ rule fig_theorem1_boundary:
         summary="results/theorem1/summary.csv",
     output:
         png=report("figures/fig_theorem1_boundary.png",
-                   caption="../report/fig_theorem1_boundary.rst", category="Model figures"),
+                   caption="../report/fig_theorem1_boundary.rst", category=REPORT_CATEGORY["design"]),
         pdf="figures/fig_theorem1_boundary.pdf",
     params:
         python=sys.executable,

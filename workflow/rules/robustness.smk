@@ -140,7 +140,7 @@ rule fig16_drift_templates:
         png=report(
             "figures/fig16_drift_templates.png",
             caption="../report/fig16_drift_templates.rst",
-            category="Robustness",
+            category=REPORT_CATEGORY["robustness"],
         ),
         pdf="figures/fig16_drift_templates.pdf",
     params:
@@ -163,7 +163,7 @@ rule fig17_drift_cost:
         png=report(
             "figures/fig17_drift_cost.png",
             caption="../report/fig17_drift_cost.rst",
-            category="Robustness",
+            category=REPORT_CATEGORY["robustness"],
         ),
         pdf="figures/fig17_drift_cost.pdf",
     params:
@@ -186,7 +186,7 @@ rule fig18_drift_utilisation:
         png=report(
             "figures/fig18_drift_utilisation.png",
             caption="../report/fig18_drift_utilisation.rst",
-            category="Robustness",
+            category=REPORT_CATEGORY["robustness"],
         ),
         pdf="figures/fig18_drift_utilisation.pdf",
     params:
@@ -210,7 +210,7 @@ rule fig19_failure_timeline:
         png=report(
             "figures/fig19_failure_timeline.png",
             caption="../report/fig19_failure_timeline.rst",
-            category="Robustness",
+            category=REPORT_CATEGORY["robustness"],
         ),
         pdf="figures/fig19_failure_timeline.pdf",
     params:

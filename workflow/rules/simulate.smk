@@ -175,7 +175,7 @@ rule fig14_trace_replay:
         png=report(
             "figures/fig14_trace_replay.png",
             caption="../report/fig14_trace_replay.rst",
-            category="Trace replay",
+            category=REPORT_CATEGORY["production"],
         ),
         pdf="figures/fig14_trace_replay.pdf",
     params:
@@ -199,7 +199,7 @@ rule fig15_sensitivity:
         png=report(
             "figures/fig15_sensitivity.png",
             caption="../report/fig15_sensitivity.rst",
-            category="Trace replay",
+            category=REPORT_CATEGORY["sensitivity"],
         ),
         pdf="figures/fig15_sensitivity.pdf",
     params:
@@ -223,7 +223,7 @@ rule fig20_mixed:
         png=report(
             "figures/fig20_mixed.png",
             caption="../report/fig20_mixed.rst",
-            category="Trace replay",
+            category=REPORT_CATEGORY["sensitivity"],
         ),
         pdf="figures/fig20_mixed.pdf",
     params:
@@ -246,16 +246,29 @@ rule fig_fluid_bound:
         png=report(
             "figures/fig_fluid_bound.png",
             caption="../report/fig_fluid_bound.rst",
-            category="Trace replay",
+            category=REPORT_CATEGORY["production"],
         ),
         pdf="figures/fig_fluid_bound.pdf",
     params:
         python=sys.executable,
+        # readable names of the compared traces (the figure shows no internal names)
+        trace_labels=";".join(
+            f"{trace}="
+            + (
+                "production trace"
+                if trace == config["sim"]["production"]["trace"]
+                else f"simulation trace, {config['sim']['sensitivity']['default_workload']}"
+                + " workload"
+                + (f", first {SIM_PLAN.window} arrivals" if SIM_PLAN.window else "")
+            )
+            for trace in sorted({k.trace for k in SIM_PLAN.fluid})
+        ),
     log:
         "results/logs/fig_fluid_bound.log",
     shell:
         "{params.python} analysis/fig_fluid_bound.py --table {input.table} "
         "--fluid {input.fluid} --timeseries {input.timeseries} "
+        "--trace-labels '{params.trace_labels}' "
         "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 

@@ -65,7 +65,7 @@ rule fig_theorem1_worst_case:
         png=report(
             "figures/fig_theorem1_worst_case.png",
             caption="../report/fig_theorem1_worst_case.rst",
-            category="Model figures",
+            category=REPORT_CATEGORY["design"],
         ),
         pdf="figures/fig_theorem1_worst_case.pdf",
     params:

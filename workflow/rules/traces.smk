@@ -61,7 +61,7 @@ rule fig02_phase_durations:
         png=report(
             "figures/fig02_phase_durations.png",
             caption="../report/fig02_phase_durations.rst",
-            category="Figures",
+            category=REPORT_CATEGORY["motivation"],
         ),
         pdf="figures/fig02_phase_durations.pdf",
     params:

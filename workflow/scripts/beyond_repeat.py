@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from rollmux.experiments.beyond import comparison_metrics
 from rollmux.io import write_csv
 from rollmux.sim.policy_compare import (
     COMPARISON_COLUMNS,
     KEY_COLUMNS,
-    comparison_metrics,
     latency_row,
     outcome_row,
     recorded_latency,

@@ -1,8 +1,8 @@
-"""Snakemake adapter: the claims report (figures/claims.{csv,md}, results/claims_summary.json)."""
+"""Snakemake adapter: the claims report (figures/claims.*, results/claims_summary.json)."""
 
 import logging
 
-from rollmux.claims import build_claims_report, counts_line
+from rollmux.experiments.claims import build_claims_report, counts_line
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
@@ -20,6 +20,8 @@ try:
         require_evidence=snakemake.params.require_evidence,
         beyond_metrics_paths=[snakemake.input.beyond_metrics],
         beyond_ledger=snakemake.input.beyond_ledger,
+        out_html=snakemake.output.html,
+        out_html_fragment=snakemake.output.landing,
     )
 except ValueError as exc:  # ClaimsError: name the file, row and field in the log too
     logging.error("%s", exc)

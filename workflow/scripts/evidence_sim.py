@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rollmux.claims import load_ledger
+from rollmux.experiments.claims import load_ledger
 from rollmux.experiments.evidence import paper_ranges, paper_values
 from rollmux.experiments.production_evidence import (
     admission_sensitivity,

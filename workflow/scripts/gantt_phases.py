@@ -2,9 +2,9 @@
 
 import logging
 
+from rollmux.experiments.microbench import gantt_phases
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv
-from rollmux.microbench import gantt_phases
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")

@@ -2,11 +2,11 @@
 
 import logging
 
-from rollmux.claims import load_ledger
+from rollmux.experiments.claims import load_ledger
 from rollmux.experiments.microbench_evidence import what_it_would_take
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv
-from rollmux.microbench import load_microbench
+from rollmux.jobtypes import load_microbench
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")

@@ -2,10 +2,9 @@
 
 import logging
 
+from rollmux.experiments.microbench_sim import migration_table, table4, throughput_table
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv
-from rollmux.sim.microbench_sim import table4, throughput_table
-from rollmux.sim.stochastic import migration_table
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")

@@ -2,8 +2,8 @@
 
 import logging
 
+from rollmux.experiments.model_figures import models_metrics
 from rollmux.io import write_csv
-from rollmux.paperfigs import models_metrics
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")

@@ -2,7 +2,7 @@
 
 import logging
 
-from rollmux import tables
+from rollmux.experiments import tables
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv, write_text
 
@@ -24,7 +24,7 @@ if snakemake.params.part == "latency":
         frame = tables.table5_latency(list(snakemake.params.jobs), seed,
                                       int(snakemake.params.decisions), hw)
     title = "Table 5: RollMux placement decision latency vs concurrent jobs"
-    note = ("Wall-clock medians of `rollmux.placement.bench.bench_placement` "
+    note = ("Wall-clock medians of `rollmux.experiments.placement_bench.bench_placement` "
             "(Python; the paper's search is C++). " + source)
 else:
     if snakemake.params.measure:

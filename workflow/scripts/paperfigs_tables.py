@@ -4,7 +4,7 @@ import logging
 
 import pandas as pd
 
-from rollmux import tables
+from rollmux.experiments import tables
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv, write_text
 

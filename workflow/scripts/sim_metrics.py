@@ -8,8 +8,9 @@ import logging
 
 import pandas as pd
 
+from rollmux.experiments.production import production_metrics
+from rollmux.experiments.sensitivity import simulation_metrics
 from rollmux.io import write_csv
-from rollmux.sim.sweeps import production_metrics, simulation_metrics
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")

@@ -46,7 +46,6 @@ import pandas as pd
 import yaml
 from scipy.optimize import brentq
 
-from rollmux.claims import RESIDUAL_COLUMNS, Calibration, load_calibration, load_ledger
 from rollmux.closedform import (
     TraceCost,
     isolated_trace_cost,
@@ -56,6 +55,7 @@ from rollmux.closedform import (
     solo_d,
     verl,
 )
+from rollmux.experiments.claims import RESIDUAL_COLUMNS, Calibration, load_calibration, load_ledger
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.io import write_csv, write_text
 from rollmux.traces.generate import (

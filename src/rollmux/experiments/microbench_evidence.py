@@ -42,19 +42,20 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
-from rollmux.claims import load_ledger
 from rollmux.closedform import pools_from_hardware, verl_fleet
+from rollmux.experiments.claims import load_ledger
+from rollmux.experiments.microbench import SCENARIOS, build_scenario
 from rollmux.experiments.microbench_fit import (
     e_train_roots,
     fit_microbench_types,
     microbench_targets,
     with_sizes,
 )
+from rollmux.experiments.microbench_sim import baseline_jobs, table4, throughput_table
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.io import write_csv
-from rollmux.microbench import SCENARIOS, build_scenario, job_type, load_microbench
+from rollmux.jobtypes import job_type, load_microbench
 from rollmux.phasetimes import rollout_time_ratio
-from rollmux.sim.microbench_sim import baseline_jobs, table4, throughput_table
 
 __all__ = [
     "EVIDENCE_COLUMNS",

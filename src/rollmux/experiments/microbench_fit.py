@@ -29,7 +29,7 @@ describe the jobs, never from a throughput gain (declared fit ``microbench_types
   before any fit), and reports the other.
 
 Worst-case times keep the estimate rule of microbench.yaml (rollout 1.25x, training 1.5x
-the expected). The overheads are those of :func:`rollmux.sim.microbench_sim.table4`
+the expected). The overheads are those of :func:`rollmux.experiments.microbench_sim.table4`
 (stochastic phases, seed and iterations of the fit); every value is rounded to
 :data:`DECIMALS` decimals, on the side that keeps the constraint where there is one. The
 fit fails, naming the value, when the packaged microbench.yaml is not the fitted one.
@@ -52,11 +52,12 @@ import pandas as pd
 import yaml
 from scipy.optimize import brentq
 
-from rollmux.claims import RESIDUAL_COLUMNS, load_calibration, load_ledger
+from rollmux.experiments.claims import RESIDUAL_COLUMNS, load_calibration, load_ledger
+from rollmux.experiments.microbench import build_scenario
+from rollmux.experiments.microbench_sim import table4
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.io import write_csv, write_text
-from rollmux.microbench import build_scenario, load_microbench
-from rollmux.sim.microbench_sim import table4
+from rollmux.jobtypes import load_microbench
 
 __all__ = [
     "DECIMALS",

@@ -30,8 +30,8 @@ def sync_what_it_takes(
 ) -> pd.DataFrame:
     """Per Fig. 13 row and end of the paper's range: the copies and intra bandwidth needed.
 
-    ``sync`` is the Fig. 13 table (:func:`rollmux.paperfigs.sync_table`); ``paper`` the
-    (low, high) of C26 and C27. Rows: our speed-up under both readings of flat sync; the
+    ``sync`` is the Fig. 13 table (:func:`rollmux.experiments.model_figures.sync_table`); ``paper``
+    the (low, high) of C26 and C27. Rows: our speed-up under both readings of flat sync; the
     copies flat sync must send for the paper's speed-up (``holds``: between the replicas
     and the GPUs, one of the two readings); on more than one node, the intra-cluster
     bandwidth that speed-up needs with a copy per GPU, over the cross link's (``holds``:

@@ -38,14 +38,14 @@ import pandas as pd
 from rollmux.phases import DeadlockError, Tail, rollout_release_s, tail_gpus_per_node
 from rollmux.schedule.graph import NodeKey, Schedule
 
-PHASE_COLUMNS: tuple[str, ...] = ("job", "phase", "node", "iteration", "start_s", "end_s")
+TIMELINE_COLUMNS: tuple[str, ...] = ("job", "phase", "node", "iteration", "start_s", "end_s")
 """Columns of the per-phase table: ``phase`` is rollout, tail or train; ``node`` is
 ``"R<id>"`` or ``"T<id>"`` (a tail has one row per node it keeps GPUs on); ``iteration``
 counts the job's iterations from 0."""
 
 Discipline = Literal["static", "fifo"]
 
-__all__ = ["PHASE_COLUMNS", "DeadlockError", "PhaseRecord", "measured_period", "node_label",
+__all__ = ["TIMELINE_COLUMNS", "DeadlockError", "PhaseRecord", "measured_period", "node_label",
            "simulate", "to_frame"]
 
 
@@ -313,7 +313,7 @@ def simulate(
 
 
 def to_frame(records: Sequence[PhaseRecord]) -> pd.DataFrame:
-    """The per-phase table (columns :data:`PHASE_COLUMNS`)."""
+    """The per-phase table (columns :data:`TIMELINE_COLUMNS`)."""
     return pd.DataFrame(
         {
             "job": [r.job for r in records],
@@ -323,7 +323,7 @@ def to_frame(records: Sequence[PhaseRecord]) -> pd.DataFrame:
             "start_s": [r.start_s for r in records],
             "end_s": [r.end_s for r in records],
         },
-        columns=list(PHASE_COLUMNS),
+        columns=list(TIMELINE_COLUMNS),
     )
 
 

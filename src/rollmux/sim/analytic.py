@@ -29,7 +29,7 @@ from rollmux.phases import DeadlockError, order_multiplicities
 from rollmux.phasetimes import PhaseTimes
 from rollmux.schedule.graph import order_events, repeated_layout
 from rollmux.schedule.maxplus import period_of_event_graph
-from rollmux.sim.records import PHASE_COLUMNS
+from rollmux.sim.records import PHASE_RECORD_COLUMNS
 
 __all__ = [
     "AnalyticModel",
@@ -379,4 +379,4 @@ class AnalyticModel:
 
     def phase_table(self) -> pd.DataFrame:
         """The analytic path has no per-phase rows: an empty table of the same columns."""
-        return pd.DataFrame(columns=list(PHASE_COLUMNS))
+        return pd.DataFrame(columns=list(PHASE_RECORD_COLUMNS))

@@ -43,7 +43,7 @@ from rollmux.phases import (
 )
 from rollmux.sim.analytic import JobRuntime
 from rollmux.sim.progress import PhaseDraws
-from rollmux.sim.records import PHASE_CODES, PHASE_COLUMNS, POOL_CODES
+from rollmux.sim.records import PHASE_CODES, PHASE_RECORD_COLUMNS, POOL_CODES
 
 __all__ = ["DeadlockError", "EventModel"]
 
@@ -793,7 +793,7 @@ class EventModel:
         return job.busy_rollout_gpu_s, job.busy_train_gpu_s
 
     def phase_table(self) -> pd.DataFrame:
-        """The per-phase table (columns :data:`PHASE_COLUMNS`), rows in order of release.
+        """The per-phase table (columns :data:`PHASE_RECORD_COLUMNS`), rows in order of release.
 
         Chunks are copied column by column into preallocated arrays and dropped as they
         go, so the peak memory is one table plus one chunk.
@@ -805,13 +805,13 @@ class EventModel:
         self.chunks = []
         self.block_used = 0
         total = sum(len(c) for c in chunks)
-        columns = {name: np.empty(total, dtype=_PHASE_DTYPE[name]) for name in PHASE_COLUMNS}
+        columns = {name: np.empty(total, dtype=_PHASE_DTYPE[name]) for name in PHASE_RECORD_COLUMNS}
         at = 0
         chunks.reverse()
         while chunks:
             chunk = chunks.pop()
-            for name in PHASE_COLUMNS:
+            for name in PHASE_RECORD_COLUMNS:
                 columns[name][at:at + len(chunk)] = chunk[name]
             at += len(chunk)
             del chunk
-        return pd.DataFrame(columns, columns=list(PHASE_COLUMNS), copy=False)
+        return pd.DataFrame(columns, columns=list(PHASE_RECORD_COLUMNS), copy=False)

@@ -70,4 +70,4 @@ class ProgressModel(Protocol):
         """Useful (rollout-pool, training-pool) GPU-seconds of job ``i`` so far."""
 
     def phase_table(self) -> pd.DataFrame:
-        """The per-phase table (columns :data:`rollmux.sim.records.PHASE_COLUMNS`)."""
+        """The per-phase table (columns :data:`rollmux.sim.records.PHASE_RECORD_COLUMNS`)."""

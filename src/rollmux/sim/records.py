@@ -17,7 +17,7 @@ __all__ = [
     "EVENT_KINDS",
     "JOB_COLUMNS",
     "PHASE_CODES",
-    "PHASE_COLUMNS",
+    "PHASE_RECORD_COLUMNS",
     "POOL_CODES",
     "SimulationResult",
     "timeseries_columns",
@@ -33,7 +33,7 @@ __all__ = [
 #: bubble); ``gpus`` the job's GPUs on that node. A ``tail`` row is a migrated long tail
 #: (rollmux.phases): the GPUs it keeps on that rollout node after the rollout released
 #: it, from the release until the job's rollout is complete (``work_s``: that duration).
-PHASE_COLUMNS: tuple[str, ...] = (
+PHASE_RECORD_COLUMNS: tuple[str, ...] = (
     "job", "phase", "iteration", "node", "pool", "start_s", "end_s", "work_s", "gpus",
 )
 

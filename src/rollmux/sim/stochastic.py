@@ -1,4 +1,4 @@
-"""Stochastic rollouts, long-tail migration and woven event simulation (paper sec. 4, Fig. 12).
+"""Stochastic rollouts, long-tail migration and woven event simulation (paper sec. 4).
 
 :class:`PhaseSampler` draws one job's per-iteration phase durations from its long-tailed
 response-length distribution (a truncated lognormal, :mod:`rollmux.jobs`), spread over
@@ -8,7 +8,8 @@ the unfinished responses onto a few replicas once a fraction of them is done, so
 rollout nodes are released early (``rollout_node_s``) while the job's own rollout ends
 later (``rollout_s``). :func:`simulate_woven` executes a co-execution group's
 round-robin meta-iterations with such per-iteration tables, giving freed GPUs to the
-next job while a tail still holds some; :func:`migration_speedup` is Fig. 12's quantity.
+next job while a tail still holds some; :func:`migration_speedup` is the migration gain
+of jobs woven on one node per pool.
 
 Draws are deterministic per (root seed, job id, iteration): each job has its own stream
 ``numpy.random.default_rng([root_seed, blake2b(job_id)])`` read in fixed chunks of
@@ -33,13 +34,12 @@ from scipy import special
 from rollmux.hardware import GB, Hardware, load_hardware
 from rollmux.jobs import RLJob, response_length_dist
 from rollmux.phasetimes import PhaseTimes, phase_times, rollout_shape
-from rollmux.schedule.eventsim import simulate, to_frame
+from rollmux.schedule.eventsim import TIMELINE_COLUMNS, simulate, to_frame
 from rollmux.schedule.graph import build_schedule, round_robin_node_orders
 from rollmux.sim.drift import NO_DRIFT, DriftTemplate, length_factors, stable_job_hash
 
 __all__ = [
-    "DEFAULT_PAIRS",
-    "PHASE_COLUMNS",
+    "WOVEN_PHASE_COLUMNS",
     "IterationDraw",
     "PhaseSampler",
     "RolloutCoefficients",
@@ -47,7 +47,6 @@ __all__ = [
     "WovenTables",
     "iteration_end_times",
     "migration_speedup",
-    "migration_table",
     "pair_tables",
     "simulate_woven",
     "steady_iteration_s",
@@ -589,9 +588,10 @@ class PhaseSampler:
 
 # --------------------------------------------------------------------------- woven simulation
 
-PHASE_COLUMNS: tuple[str, ...] = ("job", "phase", "node", "iteration", "start_s", "end_s")
-"""Columns of :func:`simulate_woven`'s table; ``phase`` is rollout, tail or train; ``node``
-is ``R<id>`` or ``T<id>`` (a tail row names the first node its GPUs are on)."""
+WOVEN_PHASE_COLUMNS: tuple[str, ...] = TIMELINE_COLUMNS
+"""Columns of :func:`simulate_woven`'s table: those of the schedule's timeline
+(:data:`rollmux.schedule.eventsim.TIMELINE_COLUMNS`), except that a tail row names only the
+first node its GPUs are on."""
 
 
 @dataclass(frozen=True)
@@ -664,7 +664,7 @@ def simulate_woven(
     hold GPUs of a node it progresses at the free share of the node (eq. S1 of
     docs/stochastic.md). After it the job's tail runs ``tail_s`` on ``tail_gpus`` GPUs of
     its first rollout nodes, then its training runs ``train_s``. Returns one row per phase
-    and node (columns :data:`PHASE_COLUMNS`).
+    and node (columns :data:`WOVEN_PHASE_COLUMNS`).
     """
     n, iters = tables.n_jobs, tables.iterations
     r_pins = _pins("rollout_nodes", rollout_nodes, n)
@@ -708,15 +708,7 @@ def steady_iteration_s(ends: FloatArray, skip: int | None = None) -> FloatArray:
     return (ends[-1] - start) / (n_iter - first)
 
 
-# --------------------------------------------------------------------------- Fig. 12
-
-
-DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (
-    ("A", "A"), ("B", "B"), ("D", "D"), ("E", "E"), ("A", "D"), ("A", "E"),
-)
-"""Fig. 12 pairs from the micro-benchmark job types (data/microbench.yaml): identical
-pairs of single-turn (A 7B-8k, B 14B-16k) and multi-turn (D 14B-8k, E 7B-8k) jobs, and
-pairs with dissimilar phases."""
+# --------------------------------------------------------------------------- pairs
 
 
 def pair_tables(
@@ -795,44 +787,3 @@ def migration_speedup(
     without = _throughput_per_h(pair_tables(pair, hw, seed=seed, iterations=iterations,
                                             config=off), pins, pins, gpn)
     return with_mig / without
-
-
-def migration_table(
-    pairs: Sequence[Sequence[str]] = DEFAULT_PAIRS,
-    hw: Hardware | None = None,
-    *,
-    seed: int = 0,
-    iterations: int = 60,
-    config: StochasticConfig | None = None,
-) -> pd.DataFrame:
-    """Fig. 12: migration speedup per pair of micro-benchmark job types.
-
-    Columns: ``pair`` (e.g. ``A+D``), ``rollout_s`` and ``train_s`` (expected, per job,
-    ``/``-joined), ``migrated_share`` (share of iterations whose tail moved),
-    ``node_release_share`` (mean rollout_node_s / rollout_s without migration),
-    ``speedup`` (:func:`migration_speedup`).
-    """
-    from rollmux.microbench import job_type, load_microbench
-
-    hw = hw or load_hardware()
-    cfg = config or StochasticConfig()
-    data = load_microbench()
-    rows: list[dict[str, Any]] = []
-    for names in pairs:
-        jobs = [job_type(t, data, job_id=f"{t}{i}") for i, t in enumerate(names)]
-        draws = [PhaseSampler(j, hw, root_seed=seed, config=replace(cfg, migration=True),
-                              total_iterations=iterations).table(iterations) for j in jobs]
-        flat = [d for col in draws for d in col]
-        times = [phase_times(j, hw) for j in jobs]
-        rows.append({
-            "pair": "+".join(names),
-            "rollout_s": "/".join(f"{t.rollout_s:.0f}" for t in times),
-            "train_s": "/".join(f"{t.train_s:.0f}" for t in times),
-            "migrated_share": float(np.mean([d.migrated for d in flat])),
-            "node_release_share": float(np.mean(
-                [d.rollout_node_s / (d.rollout_s - d.migration_overhead_s) for d in flat])),
-            "speedup": migration_speedup(jobs, hw, seed=seed, iterations=iterations,
-                                         config=cfg),
-        })
-    return pd.DataFrame(rows, columns=["pair", "rollout_s", "train_s", "migrated_share",
-                                       "node_release_share", "speedup"])

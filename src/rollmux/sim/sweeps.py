@@ -1,4 +1,4 @@
-"""Trace-replay sweeps: run folders, trace windows, tidy tables, fluid bound, claim metrics.
+"""Trace-replay sweeps: run folders, trace windows, tidy tables, fluid bound.
 
 The pipeline (``workflow/rules/simulate.smk``, one replay rule for the sweeps and the
 robustness study) replays traces with :func:`rollmux.sim.replay.run_replay` into
@@ -7,8 +7,8 @@ key=value folders (:meth:`rollmux.sim.replay.ReplaySpec.path`)::
     results/sim/trace=<trace>/slo=<slo>/maxgroup=<n>/drift=<setting>/policy=<name>/seed=<s>/
 
 and this module turns a set of those folders into the tidy CSVs under ``results/sim/``
-that the figures (Fig. 14, 15, 20, fluid bound) and the claims metrics
-(``results/metrics/production.csv`` and ``simulation.csv``) read. Every function here is
+that the figures and the claims metrics (:mod:`rollmux.experiments.production`,
+:mod:`rollmux.experiments.sensitivity`) read. Every function here is
 a pure function of the files it is given (definitions: docs/metrics.md, "Sweeps").
 
 * :func:`sweep_plan` expands the config's ``sim`` section into the runs and settings;
@@ -17,8 +17,7 @@ a pure function of the files it is given (definitions: docs/metrics.md, "Sweeps"
   replays (their keys from ``config.json``, never from the folder's name);
 * :func:`sensitivity_table` normalises each setting's costs by the reference policy;
 * :func:`fluid_job_rates`, :func:`fluid_timeseries`, :func:`fluid_table`: the fluid
-  lower bound of a trace and each replay's cost relative to it;
-* :func:`production_metrics`, :func:`simulation_metrics`: the claims rows.
+  lower bound of a trace and each replay's cost relative to it.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ from rollmux.closedform import (
     job_phases_from_rljob,
     pools_from_hardware,
 )
-from rollmux.sim.metrics import bubble_reduction, bubble_reduction_pp
 from rollmux.sim.replay import ReplaySpec, replay_keys
 
 __all__ = [
@@ -48,7 +46,6 @@ __all__ = [
     "AVERAGE_COST_COLUMN",
     "COST_COLUMN",
     "KEY_COLUMNS",
-    "METRIC_COLUMNS",
     "SETTING_KINDS",
     "RunKey",
     "Setting",
@@ -58,12 +55,10 @@ __all__ = [
     "fluid_job_rates",
     "fluid_table",
     "fluid_timeseries",
-    "production_metrics",
     "run_files",
     "run_keys",
     "run_row",
     "sensitivity_table",
-    "simulation_metrics",
     "slo_label",
     "sweep_plan",
     "trace_file",
@@ -74,7 +69,7 @@ __all__ = [
 #: Keys of a replay (``config.json`` ``keys``; the segments of its folder, in order).
 KEY_COLUMNS = ("trace", "slo", "maxgroup", "drift", "policy", "seed")
 
-#: The three sensitivity dimensions of Fig. 15 (a, b, c).
+#: The three sensitivity dimensions: workload type, SLO setting, group-size limit.
 SETTING_KINDS = ("workload", "slo", "maxgroup")
 
 #: Admission strategies whose shares the tables carry (docs/metrics.md, "Admissions").
@@ -86,10 +81,6 @@ ADMISSION_STRATEGIES = ("direct-packing", "rollout-scaling", "new-group", "coloc
 #: time average over each policy's own span kept beside it (docs/metrics.md, "Cost ratio").
 COST_COLUMN = "total_cost_over_optimal"
 AVERAGE_COST_COLUMN = "cost_over_optimal"
-_COST_WHAT = "total cost / optimal's"
-
-#: Columns of a claims metrics file (workflow/README.md, "Metrics for the claims report").
-METRIC_COLUMNS = ("metric", "value", "low", "high", "unit", "source", "note")
 
 
 # --------------------------------------------------------------------------- run keys
@@ -158,7 +149,7 @@ def run_keys(folder: str | Path) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """One sensitivity setting (Fig. 15): its kind and label, and what it replays."""
+    """One sensitivity setting: its kind and label, and what it replays."""
 
     kind: str
     value: str
@@ -514,209 +505,3 @@ def fluid_table(runs: pd.DataFrame, rates_by_trace: Mapping[str, pd.DataFrame],
             "jobs": rec.jobs, "jobs_completed": rec.jobs_completed,
         })
     return pd.DataFrame(rows)
-
-
-# --------------------------------------------------------------------------- metrics
-
-
-def _metric(metric: str, unit: str, source: str, note: str, value: float | None = None,
-            low: float | None = None, high: float | None = None) -> dict[str, Any]:
-    """One claims row; numbers rounded to 6 significant digits, missing ones empty."""
-    def fmt(x: float | None) -> Any:
-        return "" if x is None or not math.isfinite(x) else float(f"{x:.6g}")
-    return {"metric": metric, "value": fmt(value), "low": fmt(low), "high": fmt(high),
-            "unit": unit, "source": source, "note": note}
-
-
-def _mean_by_policy(frame: pd.DataFrame, column: str) -> dict[str, float]:
-    """Mean of ``column`` per policy (over seeds)."""
-    return {str(p): float(v) for p, v in frame.groupby("policy")[column].mean().items()}
-
-
-def production_metrics(prod: pd.DataFrame, source: str) -> pd.DataFrame:
-    """Claims C01-C13 and C56 from the production replay table (means over seeds).
-
-    Needs the policies rollmux, solo-d and verl in ``prod`` (one trace). Cost ratios are
-    total costs of the whole trace and hourly costs are total costs over the trace's span
-    (Solo-D's: every job at its solo speed), as the paper's "$510/hr (total: $188.8k)" and
-    "reduces total provisioning cost by 1.84x" read; the time averages over each policy's
-    own span are in the notes. Bubble reductions are bubble-fraction drops in percentage
-    points, the relative idle-time reductions in the notes (docs/metrics.md).
-    """
-    for policy in ("rollmux", "solo-d", "verl"):
-        if policy not in set(prod["policy"]):
-            raise ValueError(f"production table has no {policy!r} replay")
-    own = _mean_by_policy(prod, "cost_usd_per_h")
-    total = _mean_by_policy(prod, "total_cost_usd")
-    own_span_h = _mean_by_policy(prod, "span_h")
-    span_h = own_span_h["solo-d"]
-    cost = {p: total[p] / span_h for p in total}
-    slo = _mean_by_policy(prod, "slo_attainment")
-    h20 = _mean_by_policy(prod, "peak_gpus_H20")
-    h800 = _mean_by_policy(prod, "peak_gpus_H800")
-    shares = {s: _mean_by_policy(prod, f"share_{s}")["rollmux"]
-              for s in ("direct_packing", "rollout_scaling", "new_group")}
-    relative, points = [], []
-    for seed in sorted(set(prod["seed"])):
-        by = prod[prod["seed"] == seed].set_index("policy")
-        pools = ("rollout", "train")
-        idle = {p: by.loc["rollmux", f"idle_gpu_h_{p}"] for p in pools}
-        base = {p: by.loc["solo-d", f"idle_gpu_h_{p}"] for p in pools}
-        relative.append(bubble_reduction(idle, base))
-        points.append(bubble_reduction_pp(
-            {p: by.loc["rollmux", f"bubble_fraction_{p}"] for p in pools},
-            {p: by.loc["solo-d", f"bubble_fraction_{p}"] for p in pools}))
-    rel = {p: -100.0 * float(np.mean([r[p] for r in relative])) for p in ("rollout", "train")}
-    pp = {p: 100.0 * float(np.mean([r[p] for r in points])) for p in ("rollout", "train")}
-    trace = str(prod["trace"].iloc[0])
-    seeds = f"{len(set(prod['seed']))} seed(s)"
-    on = f"on {trace}, mean over {seeds}"
-    span = f"the trace's span (Solo-D's, {span_h:.4g} h)"
-
-    def ratio_note(base: str, name: str) -> str:
-        return (f"total cost {name} / RollMux over the whole trace (time-average over each "
-                f"policy's own span: {own[base] / own['rollmux']:.4g}) {on}")
-
-    def hourly_note(policy: str) -> str:
-        return (f"total cost / {span} (over its own span {own_span_h[policy]:.4g} h: "
-                f"{own[policy]:.4g}) {on}")
-
-    def bubble_note(pool: str, name: str) -> str:
-        return (f"Solo-D bubble fraction - RollMux's, {name} pool, in percentage points "
-                f"(relative drop of idle GPU-h: {rel[pool]:.4g}%) {on}")
-
-    rows = [
-        _metric("cost_ratio_solod_over_rollmux", "x", source, ratio_note("solo-d", "Solo-D"),
-                total["solo-d"] / total["rollmux"]),
-        _metric("cost_ratio_verl_over_rollmux", "x", source, ratio_note("verl", "veRL"),
-                total["verl"] / total["rollmux"]),
-        _metric("slo_attainment_rollmux", "%", source,
-                f"share of the trace's jobs completed within their SLO {on}",
-                100.0 * slo["rollmux"]),
-        _metric("cost_per_hour_rollmux", "USD/h", source, hourly_note("rollmux"),
-                cost["rollmux"]),
-        _metric("cost_per_hour_solod", "USD/h", source, hourly_note("solo-d"), cost["solo-d"]),
-        _metric("cost_per_hour_verl", "USD/h", source, hourly_note("verl"), cost["verl"]),
-        _metric("admission_direct_packing", "%", source,
-                f"RollMux first arrivals admitted by direct packing / all admitted {on}",
-                100.0 * shares["direct_packing"]),
-        _metric("admission_rollout_scaling", "%", source,
-                f"RollMux first arrivals admitted by rollout scaling / all admitted {on}",
-                100.0 * shares["rollout_scaling"]),
-        _metric("admission_new_group", "%", source,
-                f"RollMux first arrivals opening a new group / all admitted {on}",
-                100.0 * shares["new_group"]),
-        _metric("bubble_reduction_rollout", "%", source, bubble_note("rollout", "rollout"),
-                pp["rollout"]),
-        _metric("bubble_reduction_training", "%", source, bubble_note("train", "training"),
-                pp["train"]),
-        _metric("peak_h800_ratio", "x", source,
-                f"max(Solo-D, veRL) peak H800 / RollMux peak H800 (Solo-D "
-                f"{h800['solo-d']:g}, veRL {h800['verl']:g}, RollMux {h800['rollmux']:g}) "
-                f"{on}", max(h800["solo-d"], h800["verl"]) / h800["rollmux"]),
-        _metric("peak_h20_ratio", "x", source,
-                f"Solo-D peak H20 / RollMux peak H20 (Solo-D {h20['solo-d']:g}, RollMux "
-                f"{h20['rollmux']:g}) {on}", h20["solo-d"] / h20["rollmux"]),
-        _metric("solod_vs_verl_cost", "kUSD/h", source,
-                f"Solo-D total cost / {span} / 1000 (veRL {cost['verl'] / 1000:.3g}) {on}",
-                cost["solo-d"] / 1000.0),
-    ]
-    return pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
-
-
-def _setting_means(sens: pd.DataFrame) -> pd.DataFrame:
-    """Sensitivity rows averaged over seeds per (kind, value, policy)."""
-    return sens.groupby(["kind", "value", "policy"], sort=True, as_index=False)[
-        ["total_cost_over_optimal", "cost_over_optimal", "slo_attainment"]].mean()
-
-
-def _span(frame: pd.DataFrame, kind: str, policies: Sequence[str], column: str,
-          values: Sequence[str] | None = None, scale: float = 1.0) -> tuple[float, float]:
-    """(min, max) of ``column`` over a kind's settings (optionally some values) and policies."""
-    part = frame[(frame["kind"] == kind) & frame["policy"].isin(policies)]
-    if values is not None:
-        part = part[part["value"].isin(values)]
-    if not len(part):
-        return math.nan, math.nan
-    return float(part[column].min()) * scale, float(part[column].max()) * scale
-
-
-def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
-                       slo_endpoints: Sequence[str] = ("1.2", "2"),
-                       window_note: str = "") -> pd.DataFrame:
-    """Claims C28-C44 from the sensitivity and mixed-workload tables (means over seeds).
-
-    Costs over the optimum are total-cost ratios (:data:`COST_COLUMN`), the time-average
-    ratios in the notes (docs/metrics.md, "Cost ratio": which one each figure plots).
-
-    Ranges are min..max over the settings the paper's range spans: the four workload
-    types (C28-C32), every SLO setting (C33), SLO ``slo_endpoints`` (C34, C35), every
-    group-size limit (C36, C37). ``window_note`` is appended to each note (e.g. the
-    trace window of the quick profile).
-    """
-    means = _setting_means(sens)
-    slo_endpoints = [slo_label(v) for v in slo_endpoints]
-    tail = f"{window_note}" if window_note else ""
-    kinds = {k: ", ".join(sorted(set(means[means["kind"] == k]["value"]), key=str))
-             for k in SETTING_KINDS}
-    base = ("random", "greedy")
-    rows = []
-
-    def rng(metric: str, unit: str, kind: str, policies: Sequence[str], column: str,
-            what: str, values: Sequence[str] | None = None) -> None:
-        scale = 100.0 if unit == "%" else 1.0
-        low, high = _span(means, kind, policies, column, values, scale)
-        over = ", ".join(values) if values is not None else kinds[kind]
-        if column == COST_COLUMN:
-            lo_avg, hi_avg = _span(means, kind, policies, AVERAGE_COST_COLUMN, values)
-            what = f"{what} (time-average ratio {lo_avg:.4g}..{hi_avg:.4g})"
-        rows.append(_metric(metric, unit, sources, f"{what}: min..max over {kind} "
-                            f"{over} ({'/'.join(policies)}){tail}", low=low, high=high))
-
-    cost = COST_COLUMN
-    rng("cost_over_opt_rollmux_by_workload", "x", "workload", ("rollmux",), cost, _COST_WHAT)
-    rng("cost_over_opt_random_by_workload", "x", "workload", ("random",), cost, _COST_WHAT)
-    rng("slo_random_by_workload", "%", "workload", ("random",), "slo_attainment",
-        "SLO attainment")
-    rng("cost_over_opt_greedy_by_workload", "x", "workload", ("greedy",), cost, _COST_WHAT)
-    rng("slo_greedy_by_workload", "%", "workload", ("greedy",), "slo_attainment",
-        "SLO attainment")
-    rng("cost_over_opt_baselines_by_slo", "x", "slo", base, cost, _COST_WHAT)
-    rng("slo_random_by_slo", "%", "slo", ("random",), "slo_attainment", "SLO attainment",
-        list(slo_endpoints))
-    rng("slo_greedy_by_slo", "%", "slo", ("greedy",), "slo_attainment", "SLO attainment",
-        list(slo_endpoints))
-    rng("slo_baselines_by_groupsize", "%", "maxgroup", base, "slo_attainment",
-        "SLO attainment")
-    rng("cost_over_opt_baselines_by_groupsize", "x", "maxgroup", base, cost, _COST_WHAT)
-    roll = means[means["policy"] == "rollmux"]
-    rows.append(_metric("slo_rollmux_simulation", "%", sources,
-                        f"minimum RollMux SLO attainment over all {len(roll)} simulation "
-                        f"settings (max {100.0 * roll['slo_attainment'].max():.4g}){tail}",
-                        value=100.0 * float(roll["slo_attainment"].min())))
-    mix = mixed.groupby("policy").mean(numeric_only=True)
-    for policy, key in (("rollmux", "rollmux"), ("random", "random"), ("greedy", "greedy")):
-        rows.append(_metric(f"cost_over_opt_{key}_mixed", "x", sources,
-                            f"{_COST_WHAT} on the mixed workload (default setting; "
-                            f"time-average ratio "
-                            f"{float(mix.loc[policy, AVERAGE_COST_COLUMN]):.4g}){tail}",
-                            value=float(mix.loc[policy, COST_COLUMN])))
-    for policy in ("random", "greedy"):
-        rows.append(_metric(f"slo_{policy}_mixed", "%", sources,
-                            f"SLO attainment on the mixed workload (default setting){tail}",
-                            value=100.0 * float(mix.loc[policy, "slo_attainment"])))
-    rows.append(_metric("peak_gpus_rollmux_mixed", "GPUs", sources,
-                        f"RollMux peak provisioned GPUs (H20 + H800 at one time) on the "
-                        f"mixed workload{tail}",
-                        value=float(mix.loc["rollmux", "peak_gpus_total"])))
-    order = ["cost_over_opt_rollmux_by_workload", "cost_over_opt_random_by_workload",
-             "slo_random_by_workload", "cost_over_opt_greedy_by_workload",
-             "slo_greedy_by_workload", "cost_over_opt_baselines_by_slo", "slo_random_by_slo",
-             "slo_greedy_by_slo", "slo_baselines_by_groupsize",
-             "cost_over_opt_baselines_by_groupsize", "slo_rollmux_simulation",
-             "cost_over_opt_rollmux_mixed", "cost_over_opt_random_mixed",
-             "cost_over_opt_greedy_mixed", "slo_random_mixed", "slo_greedy_mixed",
-             "peak_gpus_rollmux_mixed"]
-    frame = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
-    return frame.set_index("metric").loc[order].reset_index()
-

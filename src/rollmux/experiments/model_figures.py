@@ -5,7 +5,7 @@ Every number comes from the library's models: the group model
 (:class:`rollmux.group.CoExecutionGroup`) and its event simulation
 (:mod:`rollmux.schedule.eventsim`), the phase-time model (:mod:`rollmux.phasetimes`:
 switches, sync, response lengths), the stochastic simulator
-(:mod:`rollmux.sim.stochastic`, :mod:`rollmux.sim.microbench_sim`) and the results files
+(:mod:`rollmux.sim.stochastic`, :mod:`rollmux.experiments.microbench_sim`) and the results files
 of the pipeline (``results/microbench/*.csv``, ``results/theorem1/summary.csv``, the
 Table 5 benchmarks). Nothing is typed in; the figure scripts under ``analysis/`` only
 draw what these functions return. Column definitions are in each function's docstring.
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from rollmux.experiments.metrics import metric_unit, metrics_frame
 from rollmux.hardware import GB, Hardware, load_hardware
 
 if TYPE_CHECKING:  # the model modules load scipy; import them where they are used, so
@@ -28,25 +29,18 @@ if TYPE_CHECKING:  # the model modules load scipy; import them where they are us
     from rollmux.jobs import RLJob
 
 __all__ = [
-    "METRIC_COLUMNS",
     "THEOREM1_IN_SCOPE",
     "bad_case",
-    "draw_gantt",
     "group_status_examples",
-    "legend_handles",
     "length_distribution",
     "migration_timeline",
     "models_metrics",
-    "node_name",
     "per_gpu_segments",
     "reference_job",
     "scenario_gantt",
     "switch_table",
     "sync_table",
 ]
-
-METRIC_COLUMNS: tuple[str, ...] = ("metric", "value", "low", "high", "unit", "source", "note")
-"""Columns of a claims-metrics file (workflow/README.md, "Metrics for the claims report")."""
 
 THEOREM1_IN_SCOPE: tuple[str, ...] = (
     "a_one_rollout_one_train",
@@ -122,7 +116,7 @@ def bad_case(
     """
     from rollmux.closedform import pools_from_hardware
     from rollmux.group import CoExecutionGroup, group_job_from_rljob, node_capacity_from_hardware
-    from rollmux.microbench import job_type, load_microbench
+    from rollmux.jobtypes import job_type, load_microbench
 
     _check_iterations("iterations", iterations)
     if len(job_types) < 2:
@@ -277,7 +271,7 @@ def migration_timeline(
     the phase table's ``job, phase, node, iteration, start_s, end_s``, ``job_type`` and
     ``gpus`` (GPUs the row holds: the whole node, or the tail's GPUs).
     """
-    from rollmux.microbench import job_type, load_microbench
+    from rollmux.jobtypes import job_type, load_microbench
     from rollmux.sim.stochastic import StochasticConfig, pair_tables, simulate_woven
 
     _check_iterations("iterations", iterations)
@@ -356,11 +350,11 @@ def scenario_gantt(
 ) -> pd.DataFrame:
     """Fig. 10 Gantt charts: each scenario's woven group simulated with stochastic phases.
 
-    :func:`rollmux.sim.microbench_sim.run_scenario` (long-tail migration on) for
+    :func:`rollmux.experiments.microbench_sim.run_scenario` (long-tail migration on) for
     ``iterations`` iterations; the rows of the first ``shown_iterations`` are returned
     with ``scenario`` and ``job_id`` columns.
     """
-    from rollmux.sim.microbench_sim import run_scenario
+    from rollmux.experiments.microbench_sim import run_scenario
 
     _check_iterations("shown_iterations", shown_iterations)
     if shown_iterations > iterations:
@@ -395,7 +389,7 @@ def length_distribution(
     maximum, which sets a tail-bound rollout).
     """
     from rollmux.jobs import response_length_dist
-    from rollmux.microbench import job_type, load_microbench
+    from rollmux.jobtypes import job_type, load_microbench
 
     _check_iterations("bins", bins, 2)
     hw = hw or load_hardware()
@@ -466,13 +460,13 @@ def sync_table(
 # --------------------------------------------------------------------------- metrics
 
 
-def _row(metric: str, unit: str, source: str | Sequence[str], note: str, *,
+def _row(metric: str, source: str | Sequence[str], note: str, *,
          value: float | None = None, low: float | None = None,
          high: float | None = None) -> dict[str, Any]:
-    """One metrics row; ``source`` paths are joined with ';'."""
+    """One metrics row, its unit from the contract; ``source`` paths are joined with ';'."""
     src = source if isinstance(source, str) else ";".join(source)
-    return {"metric": metric, "value": value, "low": low, "high": high, "unit": unit,
-            "source": src, "note": note}
+    return {"metric": metric, "value": value, "low": low, "high": high,
+            "unit": metric_unit(metric), "source": src, "note": note}
 
 
 def models_metrics(
@@ -494,7 +488,7 @@ def models_metrics(
             value = float(hit["rollmux_gain"].iloc[0]) if len(hit) and bool(
                 hit["available"].iloc[0]) else None
             rows.append(_row(
-                f"throughput_ratio_{scenario}_{short}", "x", paths["throughput"],
+                f"throughput_ratio_{scenario}_{short}", paths["throughput"],
                 f"RollMux (simulated, migration) throughput per USD/h over {system} "
                 f"({'missing' if value is None else 'rollmux_gain'}), {scenario} scenario",
                 value=value))
@@ -504,18 +498,18 @@ def models_metrics(
         ("iteration_slowdown_vs_ideal", "slower_than_ideal", "RollMux over ideal all-H800"),
     ):
         pct = 100.0 * t4[column]
-        rows.append(_row(metric, "%", paths["table4"],
+        rows.append(_row(metric, paths["table4"],
                          f"min..max over the {len(t4)} jobs of Table 4 ({what} - 1)",
                          low=float(pct.min()), high=float(pct.max())))
     mig = pd.read_csv(paths["migration"])
-    rows.append(_row("migration_speedup", "x", paths["migration"],
+    rows.append(_row("migration_speedup", paths["migration"],
                      f"min..max over pairs {', '.join(mig['pair'])}",
                      low=float(mig["speedup"].min()), high=float(mig["speedup"].max())))
     sync = pd.read_csv(paths["sync"])
     for n, metric in ((8, "sync_speedup_8to8"), (16, "sync_speedup_16to16")):
         part = sync[sync["gpus"] == n]
         if part.empty:
-            rows.append(_row(metric, "x", paths["sync"], f"no {n}->{n} rows"))
+            rows.append(_row(metric, paths["sync"], f"no {n}->{n} rows"))
             continue
         sizes = "/".join(f"{s:g}B" for s in part["model_size_b"])
         note = (f"flat (a copy per rollout GPU) / topology-aware sync, min..max over {sizes} "
@@ -523,11 +517,11 @@ def models_metrics(
         if "speedup_per_replica" in part:
             note += (f" (a copy per replica: {part['speedup_per_replica'].min():.4g}-"
                      f"{part['speedup_per_replica'].max():.4g})")
-        rows.append(_row(metric, "x", paths["sync"], note,
+        rows.append(_row(metric, paths["sync"], note,
                          low=float(part["speedup"].min()), high=float(part["speedup"].max())))
     lat = pd.read_csv(paths["latency"])
     largest = lat.loc[lat["jobs"].idxmax()]
-    rows.append(_row("decision_latency_2000_jobs", "ms", paths["latency"],
+    rows.append(_row("decision_latency_2000_jobs", paths["latency"],
                      f"median over {int(largest['decisions'])} rollmux decisions at "
                      f"{int(largest['jobs'])} concurrent jobs (Python; machine: Table 5 note)",
                      value=float(largest["median_ms"])))
@@ -540,95 +534,28 @@ def models_metrics(
         note = (f"brute-force optimum wall time at {n_jobs} jobs (the largest size run"
                 + ("" if n_jobs == 13 else "; not 13 jobs, see the paper profile") + "); "
                 f"exact optimum {float(top['seconds']):.3g} s, same cost {same}")
-        rows.append(_row("bruteforce_time_13_jobs", "s", paths["optimum"], note,
+        rows.append(_row("bruteforce_time_13_jobs", paths["optimum"], note,
                          value=float(top["bruteforce_seconds"])))
     else:
-        rows.append(_row("bruteforce_time_13_jobs", "s", paths["optimum"],
+        rows.append(_row("bruteforce_time_13_jobs", paths["optimum"],
                          "no brute-force run finished within its time limit"))
     th = pd.read_csv(paths["theorem1"])
     scope = th[th["family"].isin(list(theorem1_scope))]
     n_counter = int(scope["n_counterexamples"].sum())
-    rows.append(_row("theorem1_holds", "bool", paths["theorem1"],
+    rows.append(_row("theorem1_holds", paths["theorem1"],
                      f"1 if no counterexample in families {', '.join(scope['family'])} "
                      f"({int(scope['n_instances'].sum())} instances); found {n_counter}",
                      value=float(n_counter == 0)))
     sw = pd.read_csv(paths["switch"])
     best = sw.loc[sw["speedup"].idxmax()]
-    rows.append(_row("warm_start_speedup", "x", paths["switch"],
+    rows.append(_row("warm_start_speedup", paths["switch"],
                      f"max cold/warm over {len(sw)} (size, phase) pairs; at "
                      f"{best['model_size_b']:g}B {best['phase']}",
                      value=float(best["speedup"])))
     cold = sw.loc[sw["cold_s"].idxmax()]
     sizes = "/".join(f"{s:g}B" for s in sorted(set(sw["model_size_b"])))
-    rows.append(_row("cold_start_seconds", "s", paths["switch"],
+    rows.append(_row("cold_start_seconds", paths["switch"],
                      f"max cold start over sizes {sizes} on {int(cold['gpus'])}-GPU nodes; "
                      f"at {cold['model_size_b']:g}B {cold['phase']}",
                      value=float(cold["cold_s"])))
-    return pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
-
-
-
-# --------------------------------------------------------------------------- drawing
-
-
-def node_name(node: str) -> str:
-    """``R0`` -> ``H20 node 0``, ``T1`` -> ``H800 node 1``: :func:`rollmux.plotstyle.node_label`.
-
-    Kept as a thin wrapper (not an alias) so that importing this module does not load
-    matplotlib; :mod:`rollmux.plotstyle` is imported on first use.
-    """
-    from rollmux.plotstyle import node_label
-
-    return node_label(node)
-
-
-def draw_gantt(
-    ax: Any,
-    frame: pd.DataFrame,
-    rows: Sequence[str] | None = None,
-    row_column: str = "node",
-    labels: Sequence[str] | None = None,
-) -> list[str]:
-    """Draw phase rows (``job, phase, start_s, end_s`` and ``row_column``) on ``ax``.
-
-    One bar row per distinct ``row_column`` value (default order: rollout nodes, then
-    training nodes), one colour per job (:data:`rollmux.plotstyle.JOB_COLOURS`), training
-    hatched, migrated tails thin and translucent. Returns the row keys drawn.
-    """
-    from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH, node_label
-
-    keys = frame[row_column].astype(str)
-    if rows is None:
-        rows = sorted(keys.unique(), key=lambda n: (n[:1] != "R", len(n), n))
-    index = {r: i for i, r in enumerate(rows)}
-    for key, rec in zip(keys, frame.itertuples(index=False), strict=True):
-        if key not in index:
-            continue
-        tail = rec.phase == "tail"
-        ax.barh(
-            index[key], rec.end_s - rec.start_s, left=rec.start_s,
-            height=0.35 if tail else 0.7,
-            color=JOB_COLOURS[int(rec.job) % len(JOB_COLOURS)],
-            alpha=0.55 if tail else 1.0,
-            hatch=TRAIN_HATCH if rec.phase == "train" else "",
-            edgecolor="white", linewidth=0.4,
-        )
-    ax.set_yticks(range(len(rows)), list(labels) if labels is not None else
-                  [node_label(r) for r in rows])
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    return list(rows)
-
-
-def legend_handles(job_labels: Sequence[str], tail: bool = False) -> list[Any]:
-    """Legend patches: one per job colour, then rollout / training (/ migrated tail)."""
-    from matplotlib.patches import Patch
-
-    from rollmux.plotstyle import JOB_COLOURS, TRAIN_HATCH
-
-    handles = [Patch(color=JOB_COLOURS[j % len(JOB_COLOURS)], label=label)
-               for j, label in enumerate(job_labels)]
-    handles += [Patch(facecolor="white", edgecolor="grey", label="rollout"),
-                Patch(facecolor="white", edgecolor="grey", hatch=TRAIN_HATCH, label="training")]
-    if tail:
-        handles.append(Patch(facecolor="grey", alpha=0.55, label="migrated tail"))
-    return handles
+    return metrics_frame(rows, "models")

@@ -1,22 +1,20 @@
-"""Micro-benchmark job types A-E and scenarios (paper §6.2), evaluated in closed form.
+"""Micro-benchmark scenarios (paper §6.2), evaluated in closed form, and Fig. 1's timelines.
 
-The job types and scenarios live in ``src/rollmux/data/microbench.yaml`` (documented
-estimates; Table 3 of the paper is an image). Each scenario is one co-execution
-group; :func:`scenario_table` compares it with the same jobs run Solo-D and veRL
-co-located, and with the fluid lower bound, at equal hourly provisioning cost
-(throughput per dollar-hour; throughput counts solo-equivalent jobs, so unequal
-jobs compare fairly). Equations: docs/model.md.
+The scenarios live in ``src/rollmux/data/microbench.yaml`` (documented estimates; Table 3
+of the paper is an image), built from the job types A-E of :mod:`rollmux.jobtypes`. Each
+scenario is one co-execution group; :func:`scenario_table` compares it with the same jobs
+run Solo-D and veRL co-located, and with the fluid lower bound, at equal hourly
+provisioning cost (throughput per dollar-hour; throughput counts solo-equivalent jobs, so
+unequal jobs compare fairly). Equations: docs/model.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from importlib import resources
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from rollmux.closedform import (
     FleetCost,
@@ -30,6 +28,7 @@ from rollmux.closedform import (
 from rollmux.group import CoExecutionGroup, GroupJob, node_capacity_from_hardware
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.jobs import RLJob
+from rollmux.jobtypes import job_type, load_microbench
 from rollmux.phasetimes import rollout_mem_gb_per_node, train_mem_gb_per_node
 
 SCENARIOS: tuple[str, ...] = ("temporal", "train", "spatial")
@@ -53,31 +52,6 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "status",
 )
 """Columns of :func:`scenario_table` (defined in docs/metrics.md)."""
-
-
-def load_microbench(path: str | None = None) -> dict[str, Any]:
-    """The raw micro-benchmark definitions (job types and scenarios) from YAML."""
-    if path is None:
-        text = resources.files("rollmux.data").joinpath("microbench.yaml").read_text()
-    else:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    data = yaml.safe_load(text)
-    for key in ("job_types", "scenarios"):
-        if not isinstance(data, Mapping) or key not in data:
-            raise ValueError(f"{path or 'microbench.yaml'}: missing top-level key {key!r}")
-    return data
-
-
-def job_type(
-    name: str, definitions: Mapping[str, Any] | None = None, job_id: str | None = None
-) -> RLJob:
-    """The :class:`RLJob` of micro-benchmark type ``name`` (A-E)."""
-    types = (definitions or load_microbench())["job_types"]
-    if name not in types:
-        raise ValueError(f"job type {name!r}: unknown (valid: {', '.join(sorted(types))})")
-    fields = {k: v for k, v in types[name].items() if k != "description"}
-    return RLJob(job_id=job_id or name, workload=f"type-{name}", **fields)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Decision-latency benchmark of RollMux placement (paper Table 5).
 
 :func:`bench_placement` admits a seeded production-style job mix
-(:func:`rollmux.placement.jobmix.production_mix`: Qwen 3B-32B, max response 4k-32k,
+(:func:`rollmux.experiments.jobmix.production_mix`: Qwen 3B-32B, max response 4k-32k,
 single/multi-turn, SLO ~ U(1, 2)) one job at a time with the ``rollmux`` policy until
 ``jobs`` jobs run concurrently, then times ``decisions`` further decisions on the same
 snapshot without applying them. Each timed decision starts with the arriving job's
@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from rollmux.experiments.jobmix import production_mix
 from rollmux.group import CoExecutionGroup, node_capacity_from_hardware
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.phasetimes import phase_times
 from rollmux.placement.base import get_policy, group_members, job_profile
-from rollmux.placement.jobmix import production_mix
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, apply, empty_snapshot
 
 __all__ = ["bench_placement", "compare_policies", "slo_attainment"]

@@ -15,6 +15,7 @@ backs a claim writes ``results/metrics/<stage>.csv`` (the metrics contract of
 
 from __future__ import annotations
 
+import html
 import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from rollmux.experiments.metrics import METRIC_COLUMNS
 from rollmux.io import write_csv, write_json, write_text
 
 #: Columns of ``../shared/paper/claims.csv`` (the paper's facts), in order.
@@ -64,7 +66,6 @@ ROLE_READINGS: dict[tuple[str, str], str] = {("runtime", "value"): "upper_bound"
 #: Columns of a fit's residuals file (results/calibration/<fit>/residuals.csv).
 RESIDUAL_COLUMNS: tuple[str, ...] = ("target", "unit", "paper", "fitted", "residual", "note")
 #: Columns of every ``results/metrics/<stage>.csv`` (workflow/README.md).
-METRICS_COLUMNS: tuple[str, ...] = ("metric", "value", "low", "high", "unit", "source", "note")
 #: Kinds of claim and the units a ledger row may use.
 KINDS: tuple[str, ...] = ("ratio", "value", "range", "lower_bound", "upper_bound", "property")
 UNITS: tuple[str, ...] = ("x", "%", "USD/h", "s", "ms", "GPUs", "kUSD/h", "bool")
@@ -535,10 +536,10 @@ def read_metrics(paths: Sequence[Path | str], ledger: pd.DataFrame) -> pd.DataFr
     seen: dict[str, str] = {}
     for path in paths:
         table = _read_table(path)
-        if tuple(table.columns) != METRICS_COLUMNS:
+        if tuple(table.columns) != METRIC_COLUMNS:
             problems.append(
                 f"{path}:1: header {','.join(table.columns)} must be exactly "
-                f"{','.join(METRICS_COLUMNS)} (workflow/README.md)"
+                f"{','.join(METRIC_COLUMNS)} (workflow/README.md)"
             )
             continue
         lines = _data_line_numbers(path)
@@ -886,6 +887,108 @@ def render_markdown(
     return "\n".join(lines) + "\n"
 
 
+#: Status -> background colour of its cells in the HTML report (light, readable in print).
+STATUS_COLOURS: dict[str, str] = {
+    REPRODUCED: "#d4edda",
+    CALIBRATED: "#d6e9f8",
+    DIFFERS: "#fde2cf",
+    NOT_REPRODUCIBLE: "#e9e9e9",
+}
+
+#: The HTML report's style: inline, so the report stays one self-contained file. The
+#: ``:has`` rules widen the Snakemake report's landing-page column that holds the table
+#: and start it at the top left (the report centres its content, which would cut off the
+#: top of a page taller than the window); the table scrolls inside its box.
+_HTML_STYLE = """
+#rollmux-claims { font-family: sans-serif; font-size: 12px; line-height: 1.35; }
+#rollmux-claims table { border-collapse: collapse; margin: 0.5em 0 1em; }
+#rollmux-claims th, #rollmux-claims td { border: 1px solid #ccc; padding: 2px 5px;
+  vertical-align: top; text-align: left; }
+#rollmux-claims th { background: #f3f3f3; }
+#rollmux-claims td.num { white-space: nowrap; }
+#rollmux-claims .headline td { font-size: 14px; font-weight: bold; text-align: right; }
+#rollmux-claims table.headline { width: auto; }
+#rollmux-claims .scroll { max-height: 60vh; overflow: auto; border: 1px solid #ccc; }
+#rollmux-claims .scroll table { margin: 0; }
+.prose:has(#rollmux-claims) { max-width: min(60rem, calc(100vw - 30rem)); }
+.overflow-auto:has(#rollmux-claims) { align-items: flex-start; justify-content: flex-start; }
+"""
+
+
+def _html_cell(text: Any, cls: str = "", style: str = "") -> str:
+    """One ``<td>``, its text escaped."""
+    attrs = (f' class="{cls}"' if cls else "") + (f' style="{style}"' if style else "")
+    return f"<td{attrs}>{html.escape(str(text))}</td>"
+
+
+def html_headline(counts: Mapping[str, int]) -> str:
+    """The headline counts: one row per status and the total, as an HTML table."""
+    rows = [f'<tr><th>{html.escape(s)}</th><td style="background:{STATUS_COLOURS[s]}">'
+            f"{counts[s]}</td></tr>" for s in STATUSES]
+    rows.append(f"<tr><th>claims in all</th><td>{sum(counts.values())}</td></tr>")
+    return '<table class="headline">' + "".join(rows) + "</table>"
+
+
+def _html_claims_table(report: pd.DataFrame) -> str:
+    """Every claim as one row: where, statement, paper, ours, ours vs paper, status, why."""
+    head = ("claim", "where", "statement", "paper", "ours", "ours vs paper", "status",
+            "reason", "evidence")
+    rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+    for rec in report.to_dict("records"):
+        notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
+        reason = " ".join(part for part in (rec["reason"], *notes) if part)
+        status = str(rec["status"])
+        rows.append("<tr>" + "".join([
+            _html_cell(rec["claim_id"]),
+            _html_cell(f"§{rec['section']} {rec['figure']}", "num"),
+            _html_cell(rec["statement"]),
+            _html_cell(rec["paper"], "num"),
+            _html_cell(rec["ours"] or "-", "num"),
+            _html_cell(rec["comparison"] or "-", "num"),
+            _html_cell(status, "num", f"background:{STATUS_COLOURS.get(status, '#fff')}"),
+            _html_cell(reason),
+            _html_cell(rec["evidence"] or ""),
+        ]) + "</tr>")
+    return "<table>" + "".join(rows) + "</table>"
+
+
+def _html_footnotes(report: pd.DataFrame, footnotes: Mapping[str, str]) -> str:
+    """The footnotes the table cites, as a list ('' when none is cited)."""
+    used = sorted({f for text in report["footnotes"] for f in str(text).split(";") if f})
+    if not used:
+        return ""
+    items = "".join(f"<li><b>[{html.escape(f)}]</b> {html.escape(footnotes.get(f, ''))}</li>"
+                    for f in used)
+    return f"<h3>Footnotes</h3><ul>{items}</ul>"
+
+
+def render_html_fragment(report: pd.DataFrame,
+                         footnotes: Mapping[str, str] | None = None) -> str:
+    """The claims report as an HTML fragment (style, headline counts, table, footnotes).
+
+    The report's sections are listed in one place (``sections`` below), so a new section
+    is one more entry. Used on the landing page of the Snakemake report and, wrapped by
+    :func:`render_html`, as ``figures/claims.html``.
+    """
+    counts = status_counts(report)
+    sections = [
+        ("Claims: the paper's numbers next to ours",
+         f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)),
+        ("Every claim", f'<div class="scroll">{_html_claims_table(report)}</div>'),
+        ("", _html_footnotes(report, footnotes or {})),
+    ]
+    body = "".join((f"<h2>{html.escape(title)}</h2>" if title else "") + content
+                   for title, content in sections if content)
+    return f'<style>{_HTML_STYLE}</style><div id="rollmux-claims">{body}</div>\n'
+
+
+def render_html(report: pd.DataFrame, footnotes: Mapping[str, str] | None = None) -> str:
+    """The claims report as one self-contained HTML page (:func:`render_html_fragment`)."""
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            "<title>rollmux claims report</title></head><body>"
+            + render_html_fragment(report, footnotes) + "</body></html>\n")
+
+
 def build_claims_report(
     metrics_paths: Iterable[Path | str],
     out_csv: Path | str,
@@ -900,13 +1003,17 @@ def build_claims_report(
     require_evidence: bool = True,
     beyond_metrics_paths: Iterable[Path | str] = (),
     beyond_ledger: Path | str | None = None,
+    out_html: Path | str | None = None,
+    out_html_fragment: Path | str | None = None,
 ) -> dict[str, int]:
     """Validate, join and classify; write the CSV, Markdown and JSON counts atomically.
 
     ``results_root`` is the folder that evidence and residual paths (``results/...``) are
     relative to (the pipeline's working directory). With ``beyond_metrics_paths``, the
     results beyond the paper (``beyond_ledger``, default the shipped one) are rendered
-    after the claims (:func:`beyond_report`).
+    after the claims (:func:`beyond_report`). ``out_html`` and ``out_html_fragment``,
+    when given, receive the report as an HTML page and as a fragment for the landing page
+    of the Snakemake report.
     """
     table = load_ledger(ledger)
     tols = load_tolerances(tolerances, tolerance_overrides)
@@ -921,6 +1028,10 @@ def build_claims_report(
     counts = status_counts(report)
     write_csv(report, out_csv, float_format="%.4g")
     write_text(out_md, render_markdown(report, tols, cal, notes, residuals, beyond))
+    if out_html is not None:
+        write_text(out_html, render_html(report, notes))
+    if out_html_fragment is not None:
+        write_text(out_html_fragment, render_html_fragment(report, notes))
     write_json(
         {"counts": counts, "total": len(report), "summary": counts_line(counts),
          "calibration": {name: list(fit.targets) for name, fit in cal.fits.items()},

@@ -6,7 +6,7 @@
 * Table 3: micro-benchmark job types A-E (``data/microbench.yaml``, estimates).
 * Table 4: per-iteration time solo / RollMux / ideal (``results/microbench/table4.csv``).
 * Table 5: placement decision latency vs concurrent jobs
-  (:func:`rollmux.placement.bench.bench_placement`) and the exact optimum vs brute force
+  (:func:`rollmux.experiments.placement_bench.bench_placement`) and the exact optimum vs brute force
   (:func:`rollmux.placement.optimum.bench_optimum`).
 * Table 6: simulation job profiles (``traces/workloads.yaml``, estimates).
 
@@ -26,7 +26,7 @@ import pandas as pd
 from rollmux.calibration import to_markdown
 from rollmux.hardware import Hardware, load_hardware, parameter_table
 from rollmux.jobs import RLJob
-from rollmux.microbench import job_type, load_microbench
+from rollmux.jobtypes import job_type, load_microbench
 from rollmux.phasetimes import (
     phase_times,
     rollout_mem_gb_per_node,
@@ -165,11 +165,11 @@ def table5_latency(
 ) -> pd.DataFrame:
     """Table 5 (left): RollMux decision latency at each number of concurrent jobs.
 
-    Runs :func:`rollmux.placement.bench.bench_placement` per size (wall-clock timings:
+    Runs :func:`rollmux.experiments.placement_bench.bench_placement` per size (wall-clock timings:
     they vary from run to run and machine to machine).
     """
+    from rollmux.experiments.placement_bench import bench_placement
     from rollmux.placement.base import Strategy
-    from rollmux.placement.bench import bench_placement
 
     hw = hw or load_hardware()
     rows = []
@@ -201,10 +201,10 @@ def table5_optimum(
     """Table 5 (right): exact optimum vs brute force on production mixes of small sizes.
 
     Times :func:`rollmux.placement.optimum.compare_solvers` with brute force on, on
-    :func:`rollmux.placement.jobmix.production_mix` ``(n, seed)``; ``bruteforce_finished``
+    :func:`rollmux.experiments.jobmix.production_mix` ``(n, seed)``; ``bruteforce_finished``
     is False when it hit its time limit.
     """
-    from rollmux.placement.jobmix import production_mix
+    from rollmux.experiments.jobmix import production_mix
     from rollmux.placement.optimum import compare_solvers
 
     hw = hw or load_hardware()

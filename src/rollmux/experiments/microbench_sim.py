@@ -1,16 +1,17 @@
 """Micro-benchmark scenarios (paper sec. 6.2) simulated with stochastic phases: Table 4, Fig. 10.
 
-Each scenario of :mod:`rollmux.microbench` (temporal: 2 x A; train: 2 x D + E on 24 H20 and
-one shared H800 node; spatial: C + 2 x D, each D on its own H20 node and C's H800 nodes) is
-executed phase by phase with :func:`rollmux.sim.stochastic.simulate_woven`: stochastic
-rollout and training durations (:class:`~rollmux.sim.stochastic.PhaseSampler`, fixed seed,
-``iterations`` iterations), warm switches on shared nodes, sync inside the training phase
-and, by default, long-tail migration. The same draws give each job's solo iteration, on the
-GPUs it has in its group (the Table 4 reference) and on the GPUs it requests (Table 3), and
-the ideal all-H800 co-location with a free network (the paper's "performance ceiling").
-:func:`table4` tabulates the per-iteration overheads, :func:`throughput_table` the
-throughput at equal hourly provisioning cost against Solo-D and veRL (closed form) and
-Gavel+ (its placement policy). Columns are defined in docs/stochastic.md.
+Each scenario of :mod:`rollmux.experiments.microbench` (temporal: 2 x A; train: 2 x D + E
+on 24 H20 and one shared H800 node; spatial: C + 2 x D, each D on its own H20 node and
+C's H800 nodes) is executed phase by phase with
+:func:`rollmux.sim.stochastic.simulate_woven`: stochastic rollout and training durations
+(:class:`~rollmux.sim.stochastic.PhaseSampler`, fixed seed, ``iterations`` iterations),
+warm switches on shared nodes, sync inside the training phase and, by default, long-tail
+migration. The same draws give each job's solo iteration, on the GPUs it has in its group
+(the Table 4 reference) and on the GPUs it requests (Table 3), and the ideal all-H800
+co-location with a free network (the paper's "performance ceiling"). :func:`table4`
+tabulates the per-iteration overheads, :func:`throughput_table` the throughput at equal
+hourly provisioning cost against Solo-D and veRL (closed form) and Gavel+ (its placement
+policy). Columns are defined in docs/stochastic.md.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from rollmux.closedform import (
     solo_d_fleet,
     verl_fleet,
 )
+from rollmux.experiments.microbench import SCENARIOS, Scenario, build_scenario
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.jobs import RLJob
-from rollmux.microbench import SCENARIOS, Scenario, build_scenario
+from rollmux.jobtypes import job_type, load_microbench
 from rollmux.phasetimes import phase_times, rollout_time_ratio
 from rollmux.sim.stochastic import (
     IterationDraw,
@@ -38,11 +40,13 @@ from rollmux.sim.stochastic import (
     StochasticConfig,
     WovenTables,
     iteration_end_times,
+    migration_speedup,
     simulate_woven,
     steady_iteration_s,
 )
 
 __all__ = [
+    "DEFAULT_PAIRS",
     "PAPER_GAINS",
     "SOLO_CONFIGS",
     "TABLE4_COLUMNS",
@@ -51,6 +55,7 @@ __all__ = [
     "baseline_jobs",
     "gavel_plus_fleet",
     "ideal_rollout_ratio",
+    "migration_table",
     "run_scenario",
     "table4",
     "throughput_table",
@@ -364,11 +369,60 @@ def throughput_table(
     return pd.DataFrame(rows, columns=list(THROUGHPUT_COLUMNS))
 
 
+# --------------------------------------------------------------------------- Fig. 12
+
+
+DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (
+    ("A", "A"), ("B", "B"), ("D", "D"), ("E", "E"), ("A", "D"), ("A", "E"),
+)
+"""Fig. 12 pairs from the micro-benchmark job types (data/microbench.yaml): identical
+pairs of single-turn (A 7B-8k, B 14B-16k) and multi-turn (D 14B-8k, E 7B-8k) jobs, and
+pairs with dissimilar phases."""
+
+
+def migration_table(
+    pairs: Sequence[Sequence[str]] = DEFAULT_PAIRS,
+    hw: Hardware | None = None,
+    *,
+    seed: int = 0,
+    iterations: int = 60,
+    config: StochasticConfig | None = None,
+) -> pd.DataFrame:
+    """Fig. 12: migration speedup per pair of micro-benchmark job types.
+
+    Columns: ``pair`` (e.g. ``A+D``), ``rollout_s`` and ``train_s`` (expected, per job,
+    ``/``-joined), ``migrated_share`` (share of iterations whose tail moved),
+    ``node_release_share`` (mean rollout_node_s / rollout_s without migration),
+    ``speedup`` (:func:`migration_speedup`).
+    """
+    hw = hw or load_hardware()
+    cfg = config or StochasticConfig()
+    data = load_microbench()
+    rows: list[dict[str, Any]] = []
+    for names in pairs:
+        jobs = [job_type(t, data, job_id=f"{t}{i}") for i, t in enumerate(names)]
+        draws = [PhaseSampler(j, hw, root_seed=seed, config=replace(cfg, migration=True),
+                              total_iterations=iterations).table(iterations) for j in jobs]
+        flat = [d for col in draws for d in col]
+        times = [phase_times(j, hw) for j in jobs]
+        rows.append({
+            "pair": "+".join(names),
+            "rollout_s": "/".join(f"{t.rollout_s:.0f}" for t in times),
+            "train_s": "/".join(f"{t.train_s:.0f}" for t in times),
+            "migrated_share": float(np.mean([d.migrated for d in flat])),
+            "node_release_share": float(np.mean(
+                [d.rollout_node_s / (d.rollout_s - d.migration_overhead_s) for d in flat])),
+            "speedup": migration_speedup(jobs, hw, seed=seed, iterations=iterations,
+                                         config=cfg),
+        })
+    return pd.DataFrame(rows, columns=["pair", "rollout_s", "train_s", "migrated_share",
+                                       "node_release_share", "speedup"])
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Print Table 4, the throughput table and Fig. 12's migration table (CLI)."""
     import argparse
 
-    from rollmux.sim.stochastic import migration_table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0, help="root seed of the draws")

@@ -1,0 +1,119 @@
+"""Scheduler quality in simulation (paper sec. 6.5, Fig. 15, 20): the claims metrics.
+
+The sensitivity sweep (workload type, SLO setting, group-size limit) and the mixed
+workload are planned by :func:`rollmux.sim.sweeps.sweep_plan` from the config and
+collected by :func:`rollmux.sim.sweeps.sensitivity_table`; :func:`simulation_metrics`
+turns those tables into the rows of ``results/metrics/simulation.csv`` (claims C28-C44;
+the contract: :mod:`rollmux.experiments.metrics`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from rollmux.experiments.metrics import metric_row, metric_unit, metrics_frame
+from rollmux.sim.sweeps import AVERAGE_COST_COLUMN, COST_COLUMN, SETTING_KINDS, slo_label
+
+__all__ = ["simulation_metrics"]
+
+_COST_WHAT = "total cost / optimal's"
+
+
+def _setting_means(sens: pd.DataFrame) -> pd.DataFrame:
+    """Sensitivity rows averaged over seeds per (kind, value, policy)."""
+    return sens.groupby(["kind", "value", "policy"], sort=True, as_index=False)[
+        ["total_cost_over_optimal", "cost_over_optimal", "slo_attainment"]].mean()
+
+
+def _span(frame: pd.DataFrame, kind: str, policies: Sequence[str], column: str,
+          values: Sequence[str] | None = None, scale: float = 1.0) -> tuple[float, float]:
+    """(min, max) of ``column`` over a kind's settings (optionally some values) and policies."""
+    part = frame[(frame["kind"] == kind) & frame["policy"].isin(policies)]
+    if values is not None:
+        part = part[part["value"].isin(values)]
+    if not len(part):
+        return math.nan, math.nan
+    return float(part[column].min()) * scale, float(part[column].max()) * scale
+
+
+def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
+                       slo_endpoints: Sequence[str] = ("1.2", "2"),
+                       window_note: str = "") -> pd.DataFrame:
+    """Claims C28-C44 from the sensitivity and mixed-workload tables (means over seeds).
+
+    Costs over the optimum are total-cost ratios (:data:`COST_COLUMN`), the time-average
+    ratios in the notes (docs/metrics.md, "Cost ratio": which one each figure plots).
+
+    Ranges are min..max over the settings the paper's range spans: the four workload
+    types (C28-C32), every SLO setting (C33), SLO ``slo_endpoints`` (C34, C35), every
+    group-size limit (C36, C37). ``window_note`` is appended to each note (e.g. the
+    trace window of the quick profile).
+    """
+    means = _setting_means(sens)
+    slo_endpoints = [slo_label(v) for v in slo_endpoints]
+    tail = f"{window_note}" if window_note else ""
+    kinds = {k: ", ".join(sorted(set(means[means["kind"] == k]["value"]), key=str))
+             for k in SETTING_KINDS}
+    base = ("random", "greedy")
+    rows = []
+
+    def rng(metric: str, kind: str, policies: Sequence[str], column: str,
+            what: str, values: Sequence[str] | None = None) -> None:
+        scale = 100.0 if metric_unit(metric) == "%" else 1.0
+        low, high = _span(means, kind, policies, column, values, scale)
+        over = ", ".join(values) if values is not None else kinds[kind]
+        if column == COST_COLUMN:
+            lo_avg, hi_avg = _span(means, kind, policies, AVERAGE_COST_COLUMN, values)
+            what = f"{what} (time-average ratio {lo_avg:.4g}..{hi_avg:.4g})"
+        rows.append(metric_row(metric, sources, f"{what}: min..max over {kind} "
+                               f"{over} ({'/'.join(policies)}){tail}", low=low, high=high))
+
+    cost = COST_COLUMN
+    rng("cost_over_opt_rollmux_by_workload", "workload", ("rollmux",), cost, _COST_WHAT)
+    rng("cost_over_opt_random_by_workload", "workload", ("random",), cost, _COST_WHAT)
+    rng("slo_random_by_workload", "workload", ("random",), "slo_attainment",
+        "SLO attainment")
+    rng("cost_over_opt_greedy_by_workload", "workload", ("greedy",), cost, _COST_WHAT)
+    rng("slo_greedy_by_workload", "workload", ("greedy",), "slo_attainment",
+        "SLO attainment")
+    rng("cost_over_opt_baselines_by_slo", "slo", base, cost, _COST_WHAT)
+    rng("slo_random_by_slo", "slo", ("random",), "slo_attainment", "SLO attainment",
+        list(slo_endpoints))
+    rng("slo_greedy_by_slo", "slo", ("greedy",), "slo_attainment", "SLO attainment",
+        list(slo_endpoints))
+    rng("slo_baselines_by_groupsize", "maxgroup", base, "slo_attainment",
+        "SLO attainment")
+    rng("cost_over_opt_baselines_by_groupsize", "maxgroup", base, cost, _COST_WHAT)
+    roll = means[means["policy"] == "rollmux"]
+    rows.append(metric_row("slo_rollmux_simulation", sources,
+                        f"minimum RollMux SLO attainment over all {len(roll)} simulation "
+                        f"settings (max {100.0 * roll['slo_attainment'].max():.4g}){tail}",
+                        value=100.0 * float(roll["slo_attainment"].min())))
+    mix = mixed.groupby("policy").mean(numeric_only=True)
+    for policy, key in (("rollmux", "rollmux"), ("random", "random"), ("greedy", "greedy")):
+        rows.append(metric_row(f"cost_over_opt_{key}_mixed", sources,
+                            f"{_COST_WHAT} on the mixed workload (default setting; "
+                            f"time-average ratio "
+                            f"{float(mix.loc[policy, AVERAGE_COST_COLUMN]):.4g}){tail}",
+                            value=float(mix.loc[policy, COST_COLUMN])))
+    for policy in ("random", "greedy"):
+        rows.append(metric_row(f"slo_{policy}_mixed", sources,
+                            f"SLO attainment on the mixed workload (default setting){tail}",
+                            value=100.0 * float(mix.loc[policy, "slo_attainment"])))
+    rows.append(metric_row("peak_gpus_rollmux_mixed", sources,
+                        f"RollMux peak provisioned GPUs (H20 + H800 at one time) on the "
+                        f"mixed workload{tail}",
+                        value=float(mix.loc["rollmux", "peak_gpus_total"])))
+    order = ["cost_over_opt_rollmux_by_workload", "cost_over_opt_random_by_workload",
+             "slo_random_by_workload", "cost_over_opt_greedy_by_workload",
+             "slo_greedy_by_workload", "cost_over_opt_baselines_by_slo", "slo_random_by_slo",
+             "slo_greedy_by_slo", "slo_baselines_by_groupsize",
+             "cost_over_opt_baselines_by_groupsize", "slo_rollmux_simulation",
+             "cost_over_opt_rollmux_mixed", "cost_over_opt_random_mixed",
+             "cost_over_opt_greedy_mixed", "slo_random_mixed", "slo_greedy_mixed",
+             "peak_gpus_rollmux_mixed"]
+    frame = metrics_frame(rows, "simulation")
+    return frame.set_index("metric").loc[order].reset_index()

@@ -1,0 +1,159 @@
+"""The plotting module: one policy -> label -> colour mapping, used by every figure script."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+from types import ModuleType
+
+import matplotlib.colors as mcolors
+import numpy as np
+import pandas as pd
+import pytest
+
+from rollmux.placement.base import policy_names
+from rollmux.plotstyle import (
+    POLICY_STYLES,
+    ordered_policies,
+    policy_colour,
+    policy_label,
+    policy_palette,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted((REPO / "analysis").glob("fig*.py"))
+#: Colours a script may name itself: neutral marks (reference lines, bounds, text).
+NEUTRAL = {"grey", "gray", "black", "white"}
+HEX = re.compile(r"#[0-9A-Fa-f]{6}\b")
+
+
+def _load(path: Path) -> ModuleType:
+    """Import an analysis script as a module."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_registered_policy_has_one_distinct_style() -> None:
+    """Each built-in policy has a label and a colour, and no two policies share a colour."""
+    assert set(policy_names()) <= set(POLICY_STYLES)
+    colours = [style.colour for style in POLICY_STYLES.values()]
+    assert len(set(colours)) == len(colours)
+    assert all(mcolors.is_color_like(c) for c in colours)
+
+
+def test_unknown_policy_keeps_its_colour_whatever_is_drawn_beside_it() -> None:
+    """A plug-in's colour depends on its name only; its label is its name."""
+    alone = policy_palette(["my-policy"])
+    beside = policy_palette(["rollmux", "verl", "my-policy"])
+    assert alone["my-policy"] == beside["my-policy"] == policy_colour("my-policy")
+    assert policy_label("my-policy") == "my-policy"
+    assert policy_palette(["verl"], by="label") == {"veRL": POLICY_STYLES["verl"].colour}
+    with pytest.raises(ValueError, match="by must be"):
+        policy_palette(["verl"], by="colour")
+
+
+def test_ordered_policies_fixed_order() -> None:
+    """Known policies in the mapping's order, each once, then unknown ones sorted."""
+    assert ordered_policies(["zeta", "verl", "rollmux", "verl", "alpha"]) == [
+        "rollmux", "verl", "alpha", "zeta"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_figure_script_uses_the_one_palette(script: Path) -> None:
+    """No script defines colours or labels of its own: no hex colours, no label/colour maps.
+
+    Colours come from rollmux.plotstyle (policy_colour, job_colour, the named maps); a
+    ``color=`` literal may only be a neutral mark (grey, black, white).
+    """
+    text = script.read_text(encoding="utf-8")
+    assert "rollmux.plotstyle" in text, "draws without the plotting module"
+    assert not HEX.search(text), f"hex colour literal {HEX.search(text)}"
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            for target in node.targets:
+                name = getattr(target, "id", "")
+                assert not re.search(r"LABELS|COLOU?RS", name), f"own map {name}"
+        if (isinstance(node, ast.keyword) and node.arg in ("color", "colour", "c")
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            assert node.value.value in NEUTRAL, f"colour literal {node.value.value!r}"
+
+
+def _replay_frames(policies: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A tiny replay table and time series of ``policies`` (one seed)."""
+    table = pd.DataFrame({
+        "trace": "t", "policy": policies, "seed": 0, "jobs": 3,
+        "cost_usd_per_h": np.arange(1.0, len(policies) + 1) * 100,
+        "total_cost_over_optimal": np.linspace(1.0, 2.0, len(policies)),
+        "slo_attainment": np.linspace(1.0, 0.5, len(policies)),
+        "peak_gpus_total": 16})
+    ts = pd.DataFrame([{"policy": p, "seed": 0, "time_h": t, "cost_usd_per_h": 10.0 * t,
+                        "gpus_H20": 8, "gpus_H800": 8} for p in policies for t in (0.0, 1.0)])
+    return table, ts
+
+
+def _line_colours(fig: object) -> dict[str, str]:
+    """Label -> colour (hex) of every labelled line of a figure."""
+    out = {}
+    for ax in fig.axes:  # type: ignore[attr-defined]
+        for line in ax.get_lines():
+            if not line.get_label().startswith("_"):
+                out[line.get_label()] = mcolors.to_hex(line.get_color())
+    return out
+
+
+def test_replay_figures_draw_each_policy_in_its_colour() -> None:
+    """Fig. 14 and Fig. 20 draw every policy in its one colour, whatever the policy list."""
+    fig14 = _load(REPO / "analysis" / "fig14_trace_replay.py")
+    fig20 = _load(REPO / "analysis" / "fig20_mixed.py")
+    for policies in (["rollmux", "solo-d", "verl"], ["verl", "greedy"]):
+        table, ts = _replay_frames(policies)
+        for fig in (fig14.draw(table, ts, policies), fig20.draw(table, ts)):
+            colours = _line_colours(fig)
+            for policy in policies:
+                drawn = [c for label, c in colours.items()
+                         if label.startswith(policy_label(policy) + " (")]
+                assert drawn == [policy_colour(policy).lower()], (policy, colours)
+
+
+@pytest.mark.slow
+def test_statistical_figures_are_byte_identical_across_reruns(tmp_path: Path) -> None:
+    """Fig. 15 (seaborn facets) and the fluid-bound heatmap give the same PDF bytes twice."""
+    fig15 = _load(REPO / "analysis" / "fig15_sensitivity.py")
+    fluid = _load(REPO / "analysis" / "fig_fluid_bound.py")
+    rows = [{"kind": kind, "value": value, "policy": p, "seed": seed,
+             "total_cost_over_optimal": 1.0 + 0.1 * k + 0.01 * seed,
+             "slo_attainment": 1.0 - 0.1 * k}
+            for kind, values in (("workload", ["BL", "Mixed"]), ("slo", ["1.2", "1,2"]),
+                                 ("maxgroup", ["2", "5"]))
+            for value in values
+            for k, p in enumerate(["rollmux", "random", "greedy"]) for seed in (0, 1)]
+    sens = tmp_path / "sens.csv"
+    pd.DataFrame(rows).to_csv(sens, index=False)
+    table = pd.DataFrame({"trace": ["a", "a", "b"], "policy": ["rollmux", "verl", "rollmux"],
+                          "seed": 0, "cost_over_fluid": [1.2, 1.5, 1.1]})
+    _, ts = _replay_frames(["rollmux", "verl"])
+    ts = ts.assign(trace="a")
+    bound = pd.DataFrame({"trace": "a", "time_h": [0.0, 1.0],
+                          "fluid_cost_usd_per_h": [5.0, 5.0]})
+    paths = {name: tmp_path / f"{name}.csv" for name in ("table", "fluid", "ts")}
+    table.to_csv(paths["table"], index=False)
+    bound.to_csv(paths["fluid"], index=False)
+    ts.to_csv(paths["ts"], index=False)
+    jobs = {
+        fig15: ["--table", str(sens), "--policies", "rollmux,random,greedy"],
+        fluid: ["--table", str(paths["table"]), "--fluid", str(paths["fluid"]),
+                "--timeseries", str(paths["ts"]), "--trace-labels", "a=trace A, first 5"],
+    }
+    for module, args in jobs.items():
+        pdfs = []
+        for run in ("1", "2"):
+            png, pdf = tmp_path / f"{module.__name__}{run}.png", tmp_path / f"x{run}.pdf"
+            assert module.main([*args, "--png", str(png), "--pdf", str(pdf)]) == 0
+            pdfs.append(pdf.read_bytes())
+        assert pdfs[0] == pdfs[1] and pdfs[0].startswith(b"%PDF"), module.__name__
