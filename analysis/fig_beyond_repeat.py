@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import apply_style, figure_main, policy_colour, policy_label
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -37,10 +37,11 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     x = np.arange(len(traces))
     fig, axes = plt.subplots(1, 4, figsize=(11.0, 3.2))
     for k, policy in enumerate(policies):
-        colour = JOB_COLOURS[k % len(JOB_COLOURS)]
+        colour = policy_colour(policy)
         rows = means.loc[[(t, policy) for t in traces]]
         at = x + (k - (len(policies) - 1) / 2) * width
-        axes[0].bar(at, rows["total_cost_usd"] / 1e3, width, color=colour, label=policy)
+        axes[0].bar(at, rows["total_cost_usd"] / 1e3, width, color=colour,
+                    label=policy_label(policy))
         axes[1].bar(at, 100 * rows["slo_attainment"], width, color=colour)
         axes[2].bar(at, rows["mean_slowdown"], width, color=colour)
         axes[2].scatter(at, rows["p95_slowdown"], marker="^", color="black", s=14, zorder=3)

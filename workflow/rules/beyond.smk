@@ -58,7 +58,7 @@ rule fig_beyond_repeat:
         png=report(
             "figures/beyond_repeat.png",
             caption="../report/beyond_repeat.rst",
-            category="Beyond the paper",
+            category=REPORT_CATEGORY["beyond"],
         ),
         pdf="figures/beyond_repeat.pdf",
     params:

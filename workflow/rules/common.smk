@@ -38,6 +38,7 @@ REPORT_CATEGORY = {
     "production": "5. Production trace replay (sec. 6.4): Fig. 14 and the fluid bound",
     "sensitivity": "6. Scheduler quality in simulation (sec. 6.5): Fig. 15, 20",
     "robustness": "7. Robustness (sec. 6.6): Fig. 16-19",
+    "beyond": "8. Beyond the paper: rollmux-repeat against rollmux",
 }
 
 
