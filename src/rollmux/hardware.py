@@ -17,6 +17,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from rollmux.errors import os_reason, yaml_problem
+
 __all__ = [
     "GPUType",
     "Hardware",
@@ -262,7 +264,11 @@ def _read_documented(path: str | Path | None) -> dict[str, Any]:
         with open(file, encoding="utf-8") as fh:
             raw = yaml.safe_load(fh)
     except OSError as exc:
-        raise ValueError(f"path {str(file)!r} cannot be read: {exc}") from exc
+        raise ValueError(f"path {str(file)!r} cannot be read: {os_reason(exc)}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"path {str(file)!r} is not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"path {str(file)!r}: {yaml_problem(exc)}") from None
     if not isinstance(raw, dict):
         raise ValueError(f"path {str(file)!r} must hold a YAML mapping, got {type(raw).__name__}")
     return raw

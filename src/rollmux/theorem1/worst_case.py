@@ -41,7 +41,6 @@ the ratio is achieved) and a proven upper bound on that instance's ratio
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
@@ -62,6 +61,7 @@ from rollmux.theorem1.boundary import (
 )
 
 __all__ = [
+    "BUDGET_FLAGS",
     "CHECK_COLUMNS",
     "WORST_CASE_COLUMNS",
     "Budget",
@@ -310,7 +310,7 @@ class Budget:
 
 
 # Command-line flags of the budget: (flag, Budget field, help).
-_BUDGET_FLAGS: tuple[tuple[str, str, str], ...] = (
+BUDGET_FLAGS: tuple[tuple[str, str, str], ...] = (
     ("--max-multiplicity", "max_multiplicity", "iterations per job and meta-iteration, 1..M"),
     ("--examples", "examples", "Hypothesis draws per cell"),
     ("--generations", "optimizer_generations", "optimiser generations"),
@@ -721,46 +721,20 @@ def check_table(
 
 
 def _progress(enabled: bool, desc: str, total: int):  # type: ignore[no-untyped-def]
-    """A tqdm bar on stderr (disabled unless ``enabled``)."""
-    from tqdm import tqdm
+    """A tqdm bar on stderr, drawn when ``enabled`` and stderr is a terminal."""
+    from rollmux.cliutil import progress_bar
 
-    return tqdm(total=total, desc=desc, unit="cell", disable=not enabled, leave=False)
+    return progress_bar(desc, total, unit="cell", quiet=not enabled)
 
 
 # --------------------------------------------------------------------------- CLI
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: write the worst-case table (and optionally the exhaustive check) as CSV."""
-    from pathlib import Path
+    """``python -m rollmux.theorem1.worst_case``: the ``rollmux theorem1-worst-case`` command."""
+    from rollmux.cli import module_main
 
-    from rollmux.io import write_csv
-
-    parser = argparse.ArgumentParser(
-        prog="python -m rollmux.theorem1.worst_case", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
-    parser.add_argument("--sizes", nargs="+", type=int, default=[2, 3, 4, 5, 6])
-    parser.add_argument("--max-duration", type=int, default=9, help="durations 1..D (s)")
-    defaults = Budget()
-    for flag, name, help_text in _BUDGET_FLAGS:
-        parser.add_argument(flag, type=int, dest=name, default=getattr(defaults, name),
-                            help=help_text)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("results/theorem1/worst_case.csv"))
-    parser.add_argument("--check-out", type=Path, default=None, help="exhaustive check CSV")
-    parser.add_argument("--check-sizes", nargs="+", type=int, default=[2])
-    parser.add_argument("--check-max-duration", type=int, default=3)
-    args = parser.parse_args(argv)
-    budget = Budget.from_settings({name: getattr(args, name) for _, name, _ in _BUDGET_FLAGS})
-    table = worst_case_table(args.families, args.sizes, args.max_duration, budget, args.seed,
-                             progress=True)
-    write_csv(table, args.out, float_format="%.9g")
-    if args.check_out is not None:
-        check = check_table(args.families, args.check_sizes, args.check_max_duration, budget,
-                            args.seed, progress=True)
-        write_csv(check, args.check_out, float_format="%.9g")
-    return 0
+    return module_main(["theorem1-worst-case"], argv)
 
 
 if __name__ == "__main__":
