@@ -21,6 +21,8 @@ from rollmux import cli
 from rollmux.cli import main
 from rollmux.errors import ExitStatus, exit_status_markdown, printable
 from rollmux.jobs import RLJob
+from rollmux.theorem1 import cli as theorem1_cli
+from rollmux.traces import cli as traces_cli
 from rollmux.traces.loader import trace_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -208,8 +210,10 @@ def test_bad_output_file_is_refused_before_any_work(
     def no_work(*args: object, **kwargs: object) -> None:
         raise AssertionError("work started before the output path was checked")
 
-    for name in ("cmd_gantt", "cmd_microbench", "cmd_theorem1"):
+    for name in ("cmd_gantt", "cmd_microbench"):
         monkeypatch.setattr(cli, name, no_work)
+    monkeypatch.setattr(theorem1_cli, "cmd_theorem1", no_work)
+    monkeypatch.setattr(traces_cli, "cmd_generate", no_work)
     code, _, err = run([*command, "--out", out], capsys)
     assert code == 2
     assert_one_error(err, "argument --out: ")

@@ -1,9 +1,8 @@
 """Calibration of the phase-time model against the numbers the paper reports.
 
 Each anchor computes the model's value from :mod:`rollmux.phasetimes` (never typed)
-and compares it with the paper's value or range. ``rollmux calibration`` (or
-``python -m rollmux.calibration``) prints the Markdown table that docs/model.md embeds;
-``--update-doc docs/model.md`` refreshes it there.
+and compares it with the paper's value or range. ``rollmux calibration`` prints the
+Markdown table that docs/model.md embeds; ``--update-doc docs/model.md`` refreshes it there.
 """
 
 from __future__ import annotations
@@ -298,14 +297,3 @@ def fill_doc(text: str, tables: dict[str, str]) -> str:
         _, tail = rest.split(end)
         text = f"{head}{start}\n{table}{end}{tail}"
     return text
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m rollmux.calibration``: the ``rollmux calibration`` command."""
-    from rollmux.cli import module_main
-
-    return module_main(["calibration"], argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

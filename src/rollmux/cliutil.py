@@ -7,7 +7,16 @@
   (:func:`input_file`) and output paths checked before any work (:func:`output_file`,
   :func:`output_folder`);
 * progress bars (:func:`progress_bar`, :func:`elapsed_bar`): tqdm on stderr, shown only
-  on a terminal and never with ``--quiet``.
+  on a terminal and never with ``--quiet``;
+* the one error path (:func:`run`): every failure becomes one ``rollmux: error: ...``
+  line per problem (:func:`report`) and an exit status of
+  :class:`rollmux.errors.ExitStatus`; Ctrl-C exits 130 quietly.
+
+The top-level command (:mod:`rollmux.cli`) imports the modules that define sub-commands
+(``rollmux.sim.cli``, ``rollmux.traces.cli``, ``rollmux.theorem1.cli``); they take what
+they share from here and never import :mod:`rollmux.cli` (no import cycle). A sub-command
+module's stand-alone entry point (``python -m rollmux.sim.cli simulate ...``) is
+:func:`command_main`.
 """
 
 from __future__ import annotations
@@ -15,36 +24,58 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NoReturn
 
-from rollmux.errors import UsageError, os_reason, shorten
+from rollmux.errors import (
+    EXIT_NAMES,
+    ExitStatus,
+    InputFileError,
+    UsageError,
+    os_reason,
+    printable,
+    shorten,
+)
 from rollmux.io import check_output_file, check_output_folder
 
 __all__ = [
+    "COUNT_MAX",
     "SEED_MAX",
     "ArgumentParser",
+    "add_hardware",
     "add_quiet",
+    "add_seed",
+    "command_main",
     "elapsed_bar",
+    "error",
+    "exit_status_epilog",
     "input_file",
     "integer",
     "number",
     "output_file",
     "output_folder",
     "progress_bar",
+    "report",
+    "run",
+    "say",
     "show_progress",
     "updatable_file",
+    "write_or_print",
 ]
 
 #: Largest seed accepted on the command line (numpy seeds any non-negative integer; 32 bits
 #: keep seeds readable and within every consumer's integer types).
 SEED_MAX = 2**32 - 1
+#: Largest job, instance or decision count accepted by the commands that take one.
+COUNT_MAX = 1_000_000
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -216,3 +247,139 @@ def elapsed_bar(desc: str, limit_s: float | None = None, quiet: bool = False
         stop.set()
         thread.join()
         bar.close()
+
+
+# --------------------------------------------------------------------------- common options
+
+
+def add_seed(parser: argparse.ArgumentParser, help_text: str = "seed of the random draws"
+             ) -> None:
+    """The ``--seed`` option (an integer 0..2^32-1, default 0)."""
+    parser.add_argument("--seed", type=integer(0, SEED_MAX), default=0, help=help_text)
+
+
+def add_hardware(parser: argparse.ArgumentParser,
+                 help_text: str = "hardware YAML to use instead of the packaged defaults"
+                 ) -> None:
+    """The ``--hardware`` option (a defaults YAML instead of the packaged one)."""
+    parser.add_argument("--hardware", type=input_file, default=None, help=help_text)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def say(message: object) -> None:
+    """Print one line of normal output on stdout (user text escaped)."""
+    print(printable(message))
+
+
+def write_or_print(table: Any, out: Path | None, what: str, float_format: str = "%.6g"
+                   ) -> None:
+    """Write ``table`` as CSV to ``out`` atomically, or print it as CSV on stdout."""
+    from rollmux.io import write_csv
+
+    if out is None:
+        sys.stdout.write(table.to_csv(index=False, float_format=float_format,
+                                      lineterminator="\n"))
+    else:
+        write_csv(table, out, float_format=float_format)
+        say(f"wrote {len(table)} {what} to {out}")
+
+
+# --------------------------------------------------------------------------- the error path
+
+
+def error(message: object) -> None:
+    """Print one ``rollmux: error: ...`` line on stderr (user text escaped)."""
+    lines = [line.strip() for line in str(message).splitlines() if line.strip()]
+    print(f"rollmux: error: {printable('; '.join(lines) or message)}", file=sys.stderr)
+
+
+def report(exc: BaseException) -> ExitStatus:
+    """Print what went wrong and return the exit status (the one error path)."""
+    if isinstance(exc, InputFileError):
+        for problem in exc.problems:
+            error(str(problem))
+        if len(exc.problems) > 1:
+            files = sorted({p.file for p in exc.problems})
+            error(f"{len(exc.problems)} problems in {', '.join(files)}")
+        return ExitStatus.INVALID_INPUT
+    if isinstance(exc, BrokenPipeError):  # the reader went away (`rollmux ... | head`)
+        with suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitStatus.OK
+    if isinstance(exc, OSError):
+        where = exc.filename if exc.filename is not None else None
+        error(f"{where}: {os_reason(exc)}" if where is not None else os_reason(exc))
+        return ExitStatus.OS_ERROR
+    if isinstance(exc, MemoryError):
+        error("out of memory")
+        return ExitStatus.OS_ERROR
+    if isinstance(exc, OverflowError):
+        error("a number overflowed: an input value is far outside its plausible range "
+              "(trace fields: traces/README.md)")
+        return ExitStatus.USAGE
+    if isinstance(exc, ValueError):
+        error(str(exc))
+        return ExitStatus.USAGE
+    if os.environ.get("ROLLMUX_TRACEBACK"):
+        traceback.print_exception(exc)
+    error(f"internal error ({type(exc).__name__}: {exc}); this is a bug, please report the "
+          f"command line (ROLLMUX_TRACEBACK=1 shows the traceback)")
+    return ExitStatus.INTERNAL
+
+
+@contextmanager
+def _one_interrupt() -> Iterator[None]:
+    """Let the first Ctrl-C raise KeyboardInterrupt and ignore further ones while the
+    interrupted work cleans up (its temporary files), so no second traceback appears."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run(build_parser: Callable[[], argparse.ArgumentParser], argv: Sequence[str] | None
+        ) -> int:
+    """Parse ``argv`` with the parser ``build_parser`` makes, run the chosen command and
+    return its exit status; every failure goes through :func:`report`."""
+    with _one_interrupt():
+        try:
+            args = build_parser().parse_args(argv)
+            return int(args.func(args) or 0)
+        except SystemExit as exc:  # --help and --version
+            return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        except KeyboardInterrupt:
+            return ExitStatus.INTERRUPTED
+        except Exception as exc:
+            return report(exc)
+
+
+def exit_status_epilog() -> str:
+    """The exit statuses in one line, for the end of ``--help``."""
+    return ("exit status: " + ", ".join(f"{int(s)} {EXIT_NAMES[s]}" for s in ExitStatus)
+            + " (README.md, 'The command line')")
+
+
+def command_main(register: Callable[[Any], None], command: Sequence[str] = (),
+                 argv: Sequence[str] | None = None) -> int:
+    """Stand-alone entry point of the sub-commands ``register`` adds: the ``rollmux``
+    command line restricted to them, run on ``[*command, *argv]`` (default: sys.argv)."""
+
+    def build_parser() -> argparse.ArgumentParser:
+        """A ``rollmux`` parser holding only the sub-commands of ``register``."""
+        parser = ArgumentParser(prog="rollmux", epilog=exit_status_epilog())
+        register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+        return parser
+
+    return run(build_parser, [*command, *(sys.argv[1:] if argv is None else argv)])

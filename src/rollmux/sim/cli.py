@@ -42,12 +42,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rollmux.cliutil import (
-    SEED_MAX,
+    add_hardware,
     add_quiet,
+    add_seed,
+    command_main,
     input_file,
     integer,
     number,
@@ -159,8 +162,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--trace", type=input_file, required=True,
                    help="trace CSV (validated first)")
     p.add_argument("--policy", required=True, help="placement policy name, e.g. rollmux")
-    p.add_argument("--seed", type=integer(0, SEED_MAX), default=0,
-                   help="seed of the phase draws and policy")
+    add_seed(p, "seed of the phase draws and policy")
     p.add_argument("--out", type=output_folder(OUTPUT_MARKER), default=None,
                    help="output folder, replaced whole: new, empty or an earlier output "
                         "(default results/simulate/ followed by the replay's key=value "
@@ -188,7 +190,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="group-size limit passed to every policy that takes one (ignored "
                         "by solo-d, verl and gavel-plus, which never share a node)")
     p.add_argument("--no-phases", action="store_true", help="do not keep the per-phase table")
-    p.add_argument("--hardware", type=input_file, default=None, help="hardware YAML")
+    add_hardware(p)
     p.add_argument("--hardware-overrides", default=None,
                    help='JSON object of dotted-key overrides, e.g. '
                         '\'{"gpus.H20.price_usd_per_h": 2.0}\'')
@@ -196,11 +198,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_simulate)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Stand-alone entry point (``python -m rollmux.sim.cli simulate ...``)."""
-    from rollmux.cli import main as rollmux_main
-
-    return rollmux_main(argv)
+    return command_main(register, (), argv)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ duration; ``r=..;t=..;R=..;T=..`` with per-job durations and pinned node ids, ``
 joining the nodes of a job spanning several) and ``min_counterexample_util_ratio``.
 
 Run: ``rollmux theorem1 --instances 100 --seed 0 --out results/theorem1/summary.csv``
-(or ``python -m rollmux.theorem1`` with the same options).
+(or ``python -m rollmux.theorem1`` with the same options; :mod:`rollmux.theorem1.cli`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -424,24 +423,3 @@ def order_search_gap(
 
 def _gang_or_single(rng: np.random.Generator) -> tuple[int, ...]:
     return (0, 1) if rng.random() < 0.3 else (int(rng.integers(2)),)
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def write_csv_atomic(frame: pd.DataFrame, path: Path) -> None:
-    """Write ``frame`` to ``path`` atomically (:func:`rollmux.io.atomic_write`)."""
-    from rollmux.io import atomic_write
-
-    atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rollmux.theorem1``: the ``rollmux theorem1`` command."""
-    from rollmux.cli import module_main
-
-    return module_main(["theorem1"], argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

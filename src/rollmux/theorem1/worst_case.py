@@ -725,17 +725,3 @@ def _progress(enabled: bool, desc: str, total: int):  # type: ignore[no-untyped-
     from rollmux.cliutil import progress_bar
 
     return progress_bar(desc, total, unit="cell", quiet=not enabled)
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rollmux.theorem1.worst_case``: the ``rollmux theorem1-worst-case`` command."""
-    from rollmux.cli import module_main
-
-    return module_main(["theorem1-worst-case"], argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

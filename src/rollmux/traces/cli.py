@@ -1,6 +1,6 @@
 """`rollmux trace validate|generate|adapt|stats`: the trace command line.
 
-Failures go through the one error path of :func:`rollmux.cli.main`: an invalid trace
+Failures go through the one error path of :func:`rollmux.cliutil.run`: an invalid trace
 prints one located problem per line (`rollmux: error: file:line: row R, column C: ...`)
 and exits 1; a bad argument exits 2 (exit statuses: :class:`rollmux.errors.ExitStatus`).
 Output files are checked when the arguments are parsed and written atomically, after the
@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rollmux.cliutil import (
-    SEED_MAX,
+    add_hardware,
     add_quiet,
+    add_seed,
+    command_main,
     elapsed_bar,
     input_file,
     integer,
@@ -174,15 +177,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     """Options every trace sub-command accepts."""
-    parser.add_argument(
-        "--hardware", type=input_file, default=None, help="hardware YAML (default: packaged)"
-    )
+    add_hardware(parser)
 
 
 def _generation_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by generate and adapt."""
-    parser.add_argument("--seed", type=integer(0, SEED_MAX), default=0,
-                        help="seed of the numpy Generator")
+    add_seed(parser, "seed of the numpy Generator")
     parser.add_argument("--out", type=_csv_output, required=True,
                         help="output CSV (validated, then written atomically)")
     parser.add_argument(
@@ -248,11 +248,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats.set_defaults(func=cmd_stats)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry point (`python -m rollmux.traces.cli trace ...`)."""
-    from rollmux.cli import main as rollmux_main
-
-    return rollmux_main(argv)
+def main(argv: Sequence[str] | None = None) -> int:
+    """Stand-alone entry point (``python -m rollmux.traces.cli trace ...``)."""
+    return command_main(register, (), argv)
 
 
 if __name__ == "__main__":
