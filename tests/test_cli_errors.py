@@ -7,15 +7,21 @@ writes nothing outside `--out`.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rollmux import cli
 from rollmux.cli import main
@@ -496,3 +502,170 @@ def test_console_script_help_of_forwarded_command() -> None:
     result = subprocess.run([str(exe), "theorem1", "--help"], capture_output=True, text=True,
                             timeout=120, check=False)
     assert result.returncode == 0 and "--instances" in result.stdout
+
+
+# --------------------------------------------------------------------------- the fuzz test
+
+#: Values that have broken parsers: empty, signs, huge, non-finite, control characters,
+#: escape sequences, a lone surrogate (an undecodable byte of a file name), JSON.
+NASTY = ("", " ", "-1", "0", "1", "2", "1e308", "-1e-300", "nan", "inf", "0x10", "1_000",
+         "99999999999999999999", "1" * 45, "x", "a,b", "1,", ",", "+", "0+1,2", "2,0,1",
+         "\x00", "a\x00b", "\x1b[31mred", "\x1b]0;t\x07", "\udcff", "\u202e", "é", "--",
+         "-", "{}", "[]", '{"gpus.H20.price_usd_per_h": -1}', '{"node.x": 1}', "[[[[",
+         '{"perf.train_mfu": "x"}', "trace", "1.2", "0.5", "1,2", "2,1")
+#: Paths relative to the example's folder (see `fuzz_folder`), good and bad.
+PATHS = ("", ".", "/", "t.csv", "bad.csv", "afile", "afile/x.csv", "afolder", "afolder/",
+         "new.csv", "new/sub/x.csv", "new/", "/proc/x.csv", "nul\x00.csv", "\x1b[2J.csv",
+         "no-such.csv", "out", "doc.md")
+#: Small counts only, so that no valid combination runs for long.
+COUNTS = ("1", "2", "0", "-5", "99999999999999999999", "x", "", "1e3", "nan")
+
+nasty = st.sampled_from(NASTY) | st.text(max_size=8)
+paths = st.sampled_from(PATHS)
+counts = st.sampled_from(COUNTS)
+flag = st.just(None)
+
+
+def _one_of(*choices: str) -> st.SearchStrategy[str]:
+    """A valid choice, sometimes a nasty value instead."""
+    return st.sampled_from(choices) | nasty
+
+
+#: Per command: its words, the strategy of its positional arguments, and its options
+#: (option -> strategy of one value; None values are flags; `nargs` options get a list).
+COMMANDS: dict[tuple[str, ...], tuple[st.SearchStrategy[list[str]], dict[str, Any]]] = {
+    ("meta-iteration",): (st.just([]), {
+        "--rollout": st.lists(nasty, min_size=1, max_size=3),
+        "--train": st.lists(nasty, min_size=1, max_size=3),
+        "--rollout-node": nasty, "--train-node": nasty, "--order": nasty}),
+    ("model", "microbench"): (st.just([]), {
+        "--scenarios": st.lists(_one_of("temporal", "train", "spatial"), max_size=2),
+        "--hardware": paths, "--out": paths}),
+    ("gantt",): (st.just([]), {
+        "--job-types": st.lists(_one_of("A", "E"), min_size=2, max_size=2),
+        "--iterations": counts, "--hardware": paths, "--out": paths}),
+    ("theorem1",): (st.just([]), {
+        "--instances": st.sampled_from(("1", "0", "-5", "x", "99999999999999999999")),
+        "--seed": counts, "--out": paths, "--instances-out": paths, "--gap-out": paths,
+        "--gap-instances": counts, "--quiet": flag}),
+    ("calibration",): (st.just([]), {"--update-doc": paths, "--quiet": flag}),
+    ("bench",): (st.lists(_one_of("placement", "optimum"), max_size=1), {
+        "--jobs": counts, "--decisions": counts, "--seed": counts,
+        "--time-limit-s": nasty, "--quiet": flag}),
+    ("trace", "validate"): (st.lists(paths, max_size=1), {"--hardware": paths}),
+    ("trace", "stats"): (st.lists(paths, max_size=1), {
+        "--kind": _one_of("microbench", "other"), "--out": paths}),
+    ("trace", "generate"): (st.lists(_one_of("microbench"), max_size=1), {
+        "--seed": counts, "--out": paths, "--workloads": paths, "--profile": nasty,
+        "--quiet": flag}),
+    ("simulate",): (st.just([]), {
+        "--trace": paths, "--policy": _one_of("rollmux", "solo-d", "greedy", "optimal"),
+        "--seed": counts, "--out": paths, "--slo": nasty, "--max-group-size": counts,
+        "--drift": _one_of("none", "Mixed", "increasing-1.0"), "--failures": paths,
+        "--hardware-overrides": nasty, "--fidelity": _one_of("event", "analytic"),
+        "--sync": _one_of("flat"), "--regroup-interval-h": nasty, "--deterministic": flag,
+        "--no-phases": flag, "--quiet": flag}),
+    (): (st.lists(nasty, max_size=2), {"--version": flag, "--help": flag}),
+}
+#: Options naming what a command may write (a file, or a folder replaced whole).
+OUTPUT_OPTIONS = ("--out", "--instances-out", "--gap-out", "--check-out", "--update-doc")
+
+
+@st.composite
+def command_lines(draw: st.DrawFn) -> list[str]:
+    """A command line: a command's words, positionals and options with nasty values."""
+    words = draw(st.sampled_from(sorted(COMMANDS)))
+    positional, options = COMMANDS[words]
+    argv = [*words, *draw(positional)]
+    for option in draw(st.lists(st.sampled_from(sorted(options)), max_size=5)):
+        value = draw(options[option]) if options[option] is not flag else None
+        argv += [option] if value is None else [option, *value] if isinstance(value, list) \
+            else [option, value]
+    if words == ("simulate",) and "--out" not in argv:
+        argv += ["--out", "out"]  # the default folder is under results/, outside this test
+    return argv
+
+
+def fuzz_folder(folder: Path) -> None:
+    """The inputs a fuzzed command line may name: a valid and a broken trace, a file, a
+    folder, an earlier simulate output and a Markdown file without table markers."""
+    tiny_trace(folder / "t.csv")
+    (folder / "bad.csv").write_bytes(b"job_id,turns\n\x00a,1e999\n")
+    (folder / "afile").write_text("x\n")
+    (folder / "afolder").mkdir()
+    (folder / "afolder" / "keep.txt").write_text("precious\n")
+    (folder / "doc.md").write_text("no markers\n")
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file below ``folder`` with its bytes (folders as empty values)."""
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b""
+            for p in sorted(folder.rglob("*"))}
+
+
+def allowed_outputs(argv: list[str]) -> list[Path]:
+    """The paths the command line names as outputs (normalised, relative)."""
+    return [Path(os.path.normpath(argv[i + 1])) for i, word in enumerate(argv[:-1])
+            if word in OUTPUT_OPTIONS and argv[i + 1] not in ("", ".", "/")]
+
+
+@given(argv=command_lines())
+@settings(suppress_health_check=[HealthCheck.too_slow])
+def test_fuzzed_command_lines_never_trace_back(argv: list[str]) -> None:
+    """Any command line: a status of the README's table (never 70, a bug), stderr only
+    `rollmux: error:` lines, no traceback, and no file written or changed outside the
+    paths given to --out (or --update-doc)."""
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        fuzz_folder(folder)
+        before = snapshot(folder)
+        cwd = Path.cwd()
+        out, err = io.StringIO(), io.StringIO()
+        os.chdir(folder)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(argv)
+        finally:
+            os.chdir(cwd)
+        after = snapshot(folder)
+    assert code in {int(s) for s in ExitStatus} and code != ExitStatus.INTERNAL, \
+        (argv, code, err.getvalue())
+    assert "Traceback" not in err.getvalue()
+    assert all(line.startswith("rollmux: error: ") for line in err.getvalue().splitlines()), \
+        (argv, err.getvalue())
+    changed = {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
+    outputs = allowed_outputs(argv)
+    stray = sorted(name for name in changed
+                   if not any(Path(name) == o or o in Path(name).parents for o in outputs)
+                   and not any(Path(name) in o.parents for o in outputs))
+    assert stray == [], (argv, stray)
+
+
+@st.composite
+def trace_files(draw: st.DrawFn) -> bytes:
+    """A trace file: a header of real and odd column names, rows of nasty cells."""
+    columns = draw(st.lists(st.sampled_from([*HEADER.split(","), "slo", "x", "\x1b[1m", ""])
+                            | nasty, min_size=1, max_size=9))
+    rows = draw(st.lists(st.lists(nasty | st.sampled_from(["7", "4096", "a", "1e18", "1"]),
+                                  min_size=0, max_size=len(columns) + 1), max_size=4))
+    text = "\n".join([",".join(columns), *(",".join(row) for row in rows)])
+    return draw(st.sampled_from(["", "# schema_version: 1\n", "# schema_version: 9\n"])) \
+        .encode() + text.encode("utf-8", errors="surrogateescape")
+
+
+@given(content=trace_files())
+def test_fuzzed_traces_are_valid_or_located_problems(content: bytes) -> None:
+    """`trace validate` on any bytes: status 0 or 1 (2 for an unusable value), stderr
+    only `rollmux: error:` lines, each problem located by file and line."""
+    with tempfile.TemporaryDirectory() as name:
+        trace = Path(name) / "fuzz.csv"
+        trace.write_bytes(content)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["trace", "validate", str(trace)])
+    lines = err.getvalue().splitlines()
+    assert code in (ExitStatus.OK, ExitStatus.INVALID_INPUT, ExitStatus.USAGE), \
+        (content, code, lines)
+    assert all(line.startswith("rollmux: error: ") for line in lines), lines
+    if code == ExitStatus.INVALID_INPUT:
+        assert all(f"{trace}:" in line or "problems in" in line for line in lines), lines
