@@ -669,3 +669,39 @@ def test_fuzzed_traces_are_valid_or_located_problems(content: bytes) -> None:
     assert all(line.startswith("rollmux: error: ") for line in lines), lines
     if code == ExitStatus.INVALID_INPUT:
         assert all(f"{trace}:" in line or "problems in" in line for line in lines), lines
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class Terminal(io.StringIO):
+    """A captured stderr that says it is a terminal, so progress bars are drawn."""
+
+    def isatty(self) -> bool:
+        """Claim to be a terminal."""
+        return True
+
+
+@pytest.mark.parametrize(("argv", "bar"), [
+    (["theorem1", "--instances", "1"], "theorem1:"),
+    (["theorem1-worst-case", "--families", "b_shared_train", "--sizes", "2",
+      "--max-duration", "2", "--examples", "2"], "worst case:"),
+    (["bench", "placement", "--jobs", "2", "--decisions", "1"], "bench placement:"),
+    (["bench", "optimum", "--jobs", "2"], "bench optimum:"),
+    (["calibration"], "calibration:"),
+    (["trace", "generate", "microbench", "--out", "m.csv"], "trace generate microbench:"),
+    (["simulate", "--trace", "t.csv", "--policy", "rollmux", "--out", "o"], "simulate rollmux:"),
+])
+def test_long_commands_draw_a_progress_bar_on_a_terminal(
+    argv: list[str], bar: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rollmux theorem1` used to run ~9 s silently: every command that can run for more
+    than a few seconds draws a tqdm bar on a terminal, and none with --quiet."""
+    monkeypatch.chdir(tmp_path)
+    tiny_trace(tmp_path / "t.csv")
+    for quiet in (False, True):
+        err = Terminal()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = main([*argv, "--quiet"] if quiet else argv)
+        assert code == 0, err.getvalue()
+        assert (bar in err.getvalue()) is not quiet, (quiet, err.getvalue())
