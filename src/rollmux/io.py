@@ -23,14 +23,29 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
 
-from rollmux.errors import os_reason
+from rollmux.errors import os_reason, yaml_problem
 
 #: Permissions of written files (mkstemp alone would leave them owner-only).
 FILE_MODE = 0o644
 
 #: Permissions of a folder written by :func:`replace_folder` (mkdtemp: owner-only).
 FOLDER_MODE = 0o755
+
+
+def read_yaml(path: str | Path) -> Any:
+    """The YAML document in the file at ``path``; ValueError naming the file on an
+    unreadable, non-UTF-8 or malformed one (line and column of the YAML error)."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return yaml.safe_load(stream)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot be read: {os_reason(exc)}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: {yaml_problem(exc)}") from None
 
 
 @contextmanager

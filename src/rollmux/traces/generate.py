@@ -17,7 +17,7 @@ import numpy as np
 import yaml
 from scipy.optimize import brentq
 
-from rollmux.errors import os_reason, yaml_problem
+from rollmux.io import read_yaml
 from rollmux.traces import philly
 from rollmux.traces.stats import PAPER_TARGETS, job_summary
 
@@ -51,15 +51,7 @@ def load_workloads(path: str | Path | None = None) -> dict[str, Any]:
     """Workload estimates from `path`, or the packaged workloads.yaml when None."""
     if path is None:
         return _packaged_workloads()
-    try:
-        with open(path, encoding="utf-8") as stream:
-            document = yaml.safe_load(stream)
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot be read: {os_reason(exc)}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: {yaml_problem(exc)}") from None
+    document = read_yaml(path)
     if not isinstance(document, dict) or not {"production", "simulation", "profiles"} <= set(
         document
     ):
