@@ -132,3 +132,10 @@ def test_no_import_cycle_through_a_cli_module() -> None:
     bad = [component for component in cycles(import_graph())
            if any(is_cli_module(name) for name in component)]
     assert bad == []
+
+
+def test_only_cli_modules_import_the_cli_helpers() -> None:
+    """The library reports progress through callbacks; it never imports rollmux.cliutil."""
+    graph = import_graph()
+    importers = sorted(name for name, targets in graph.items() if "rollmux.cliutil" in targets)
+    assert [name for name in importers if not is_cli_module(name)] == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import Any
 
 from rollmux.cliutil import (
     COUNT_MAX,
@@ -51,19 +52,35 @@ def cmd_theorem1(args: argparse.Namespace) -> int:
 
 def cmd_theorem1_worst_case(args: argparse.Namespace) -> int:
     """Write (or print) round-robin's worst case per family and size, and the check."""
-    from rollmux.theorem1.worst_case import BUDGET_FLAGS, Budget, check_table, worst_case_table
+    from rollmux.theorem1.worst_case import (
+        BUDGET_FLAGS,
+        Budget,
+        cells,
+        check_table,
+        worst_case_table,
+    )
 
     budget = Budget.from_settings({name: getattr(args, name) for _, name, _ in BUDGET_FLAGS})
-    table = worst_case_table(args.families, args.sizes, args.max_duration, budget, args.seed,
-                             progress=not args.quiet)
+    n_cells = len(cells(args.families))
+    with progress_bar("worst case", n_cells * len(args.sizes), "cell", args.quiet) as bar:
+        table = worst_case_table(args.families, args.sizes, args.max_duration, budget, args.seed,
+                                 progress=lambda label: _advance(bar, label))
     check = None
     if args.check_out is not None:
-        check = check_table(args.families, args.check_sizes, args.check_max_duration, budget,
-                            args.seed, progress=not args.quiet)
+        with progress_bar("exhaustive check", n_cells * len(args.check_sizes), "cell",
+                          args.quiet) as bar:
+            check = check_table(args.families, args.check_sizes, args.check_max_duration,
+                                budget, args.seed, progress=lambda label: _advance(bar, label))
     write_or_print(table, args.out, "cells", float_format="%.9g")
     if check is not None:
         write_or_print(check, args.check_out, "check rows", float_format="%.9g")
     return ExitStatus.OK
+
+
+def _advance(bar: Any, label: str) -> None:
+    """One cell done: show what it was and move the bar on."""
+    bar.set_postfix_str(label, refresh=False)
+    bar.update()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
@@ -621,25 +621,25 @@ def worst_case_table(
     max_duration_s: int,
     budget: Budget,
     seed: int = 0,
-    progress: bool = False,
+    progress: Callable[[str], object] | None = None,
 ) -> pd.DataFrame:
     """One row per (family, objective, group size): :data:`WORST_CASE_COLUMNS`.
 
     Sizes run in increasing order; each cell also starts from the previous size's worst
-    instance grown by a unit job (:func:`extend`).
+    instance grown by a unit job (:func:`extend`). ``progress(label)`` is called after
+    each of the ``len(cells(families)) * len(sizes)`` cells.
     """
     plan = [(f, o, n) for f, o in cells(families) for n in sorted(sizes)]
     rows = []
     previous: dict[tuple[str, str, int], Genome] = {}
-    with _progress(progress, "worst case", len(plan)) as bar:
-        for family, objective, n in plan:
-            bar.set_postfix_str(f"{family} {objective} n={n}")
-            smaller = previous.get((family, objective, n - 1))
-            starts = [extend(Domain(family, n, max_duration_s), smaller)] if smaller else []
-            row, genome = _search(family, objective, n, max_duration_s, budget, seed, starts)
-            previous[(family, objective, n)] = genome
-            rows.append(row)
-            bar.update()
+    for family, objective, n in plan:
+        smaller = previous.get((family, objective, n - 1))
+        starts = [extend(Domain(family, n, max_duration_s), smaller)] if smaller else []
+        row, genome = _search(family, objective, n, max_duration_s, budget, seed, starts)
+        previous[(family, objective, n)] = genome
+        rows.append(row)
+        if progress is not None:
+            progress(f"{family} {objective} n={n}")
     return pd.DataFrame(rows, columns=list(WORST_CASE_COLUMNS))
 
 
@@ -687,41 +687,34 @@ def check_table(
     max_duration_s: int,
     budget: Budget,
     seed: int = 0,
-    progress: bool = False,
+    progress: Callable[[str], object] | None = None,
 ) -> pd.DataFrame:
-    """Exhaustive maximum vs the adversarial search on small domains (:data:`CHECK_COLUMNS`)."""
+    """Exhaustive maximum vs the adversarial search on small domains (:data:`CHECK_COLUMNS`);
+    ``progress(label)`` is called after each cell."""
     plan = [(f, o, n) for f, o in cells(families) for n in sizes]
     rows = []
-    with _progress(progress, "exhaustive check", len(plan)) as bar:
-        for family, objective, n in plan:
-            bar.set_postfix_str(f"{family} {objective} n={n}")
-            truth, n_domain, inexact = exhaustive_cell(family, objective, n, max_duration_s,
-                                                       budget)
-            found = search_cell(family, objective, n, max_duration_s, budget, seed)
-            rows.append(
-                {
-                    "family": family,
-                    "objective": objective,
-                    "n_jobs": n,
-                    "max_multiplicity": budget.max_multiplicity,
-                    "max_duration_s": max_duration_s,
-                    "n_domain": n_domain,
-                    "n_inexact": inexact,
-                    "exhaustive_ratio": truth.ratio,
-                    "exhaustive_instance": truth.instance.compact(),
-                    "search_ratio": found["ratio"],
-                    "search_instance": found["instance"],
-                    "search_reaches_exhaustive": bool(
-                        float(found["ratio"]) >= truth.ratio * (1.0 - REL_TOL)  # type: ignore[arg-type]
-                    ),
-                }
-            )
-            bar.update()
+    for family, objective, n in plan:
+        truth, n_domain, inexact = exhaustive_cell(family, objective, n, max_duration_s,
+                                                   budget)
+        found = search_cell(family, objective, n, max_duration_s, budget, seed)
+        rows.append(
+            {
+                "family": family,
+                "objective": objective,
+                "n_jobs": n,
+                "max_multiplicity": budget.max_multiplicity,
+                "max_duration_s": max_duration_s,
+                "n_domain": n_domain,
+                "n_inexact": inexact,
+                "exhaustive_ratio": truth.ratio,
+                "exhaustive_instance": truth.instance.compact(),
+                "search_ratio": found["ratio"],
+                "search_instance": found["instance"],
+                "search_reaches_exhaustive": bool(
+                    float(found["ratio"]) >= truth.ratio * (1.0 - REL_TOL)  # type: ignore[arg-type]
+                ),
+            }
+        )
+        if progress is not None:
+            progress(f"{family} {objective} n={n}")
     return pd.DataFrame(rows, columns=list(CHECK_COLUMNS))
-
-
-def _progress(enabled: bool, desc: str, total: int):  # type: ignore[no-untyped-def]
-    """A tqdm bar on stderr, drawn when ``enabled`` and stderr is a terminal."""
-    from rollmux.cliutil import progress_bar
-
-    return progress_bar(desc, total, unit="cell", quiet=not enabled)
