@@ -1,5 +1,6 @@
-# rollmux reproduction pipeline. Rules live in workflow/rules/; the config is
-# validated against workflow/schemas/config.schema.yaml before any rule runs.
+# rollmux reproduction pipeline. Rules live in workflow/rules/; the config is checked
+# when the workflow is parsed (workflow/rules/common.smk: the schemas of
+# workflow/schemas/, then policy names, hardware overrides, SLO settings and failures).
 from snakemake.utils import min_version
 
 min_version("8.0")

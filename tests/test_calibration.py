@@ -102,7 +102,7 @@ def test_fill_doc_replaces_only_marked_block() -> None:
 def test_doc_tables_match_generated() -> None:
     """docs/model.md embeds exactly the generated calibration and parameter tables.
 
-    Regenerate with: python -m rollmux.calibration --update-doc docs/model.md
+    Regenerate with: .venv/bin/rollmux calibration --update-doc docs/model.md
     """
     text = DOC.read_text(encoding="utf-8")
     assert fill_doc(text, doc_tables()) == text
@@ -110,9 +110,11 @@ def test_doc_tables_match_generated() -> None:
 
 @pytest.mark.subprocess
 def test_module_prints_the_table() -> None:
-    """python -m rollmux.calibration prints the Markdown calibration table."""
+    """`rollmux calibration` (here `python -m rollmux.cli calibration`) prints the
+    Markdown calibration table."""
     out = subprocess.run(
-        [sys.executable, "-m", "rollmux.calibration"], check=True, capture_output=True, text=True
+        [sys.executable, "-m", "rollmux.cli", "calibration"], check=True, capture_output=True,
+        text=True,
     ).stdout
     assert out == calibration_markdown()
     assert "**NO**" in out and "| yes |" in out

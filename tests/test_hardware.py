@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -143,9 +144,10 @@ def test_load_rejects_unknown_top_level_key(tmp_path: Path) -> None:
 
 
 def test_load_missing_file_names_path(tmp_path: Path) -> None:
-    """A missing file raises ValueError naming the path argument."""
-    with pytest.raises(ValueError, match="path"):
-        load_hardware(tmp_path / "absent.yaml")
+    """A missing file raises ValueError naming the file and why."""
+    missing = tmp_path / "absent.yaml"
+    with pytest.raises(ValueError, match=f"^{re.escape(str(missing))}: cannot be read: no such"):
+        load_hardware(missing)
 
 
 def test_every_default_is_documented() -> None:

@@ -32,10 +32,10 @@ from rollmux.theorem1 import (
     SUMMARY_COLUMNS,
     Instance,
     boundary_map,
-    main,
     t_cycle_s,
     t_load_s,
 )
+from rollmux.theorem1.cli import main
 
 REL = 1e-9
 

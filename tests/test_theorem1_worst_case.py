@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from hypothesis import settings
 
+from rollmux.cli import main
 from rollmux.schedule.eventsim import measured_period, simulate
 from rollmux.schedule.graph import build_schedule
 from rollmux.schedule.search import utilisation
@@ -27,7 +28,6 @@ from rollmux.theorem1.worst_case import (
     Genome,
     cells,
     check_table,
-    main,
     search_cell,
     worst_case_table,
 )
@@ -131,8 +131,9 @@ def test_worst_case_table_and_cli(tmp_path: Path) -> None:
     assert tuple(table.columns) == WORST_CASE_COLUMNS
     assert len(table) == 2 and (table["ratio"] >= 1.0).all()
     out = tmp_path / "nested" / "worst.csv"
-    assert main(["--families", "e_saturated", "--sizes", "2", "--max-duration", "5",
-                 "--examples", "8", "--generations", "1", "--popsize", "1", "--starts", "1",
+    assert main(["theorem1-worst-case", "--families", "e_saturated", "--sizes", "2",
+                 "--max-duration", "5", "--examples", "8", "--generations", "1", "--popsize", "1",
+                 "--starts", "1",
                  "--polish", "4", "--vectors", "3", "--local-evaluations", "15", "--seed", "1",
                  "--out", str(out)]) == 0
     written = pd.read_csv(out)

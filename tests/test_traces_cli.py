@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
 
-from rollmux.traces import cli, generate
+from rollmux.cli import main
+from rollmux.traces import generate
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def run(argv: list[str]) -> int:
-    """Parse argv with a local parser holding the trace command and run it."""
-    parser = argparse.ArgumentParser(prog="rollmux")
-    cli.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
+    """Run the rollmux command line in-process (its one error path included)."""
+    return main(argv)
 
 
 def test_validate_valid_trace_prints_summary(capsys: pytest.CaptureFixture[str]) -> None:
@@ -38,8 +35,9 @@ def test_validate_broken_trace_lists_problems(
     path.write_text("job_id,model_size_b,max_response_tokens,slo\na,7,8192,0.5\na,x,8192,1\n")
     assert run(["trace", "validate", str(path)]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[-1] == "3 problem(s) found"
-    assert all(line.startswith(f"{path}:") and ", column " in line for line in err[:-1])
+    assert err[-1] == f"rollmux: error: 3 problems in {path}"
+    assert all(line.startswith(f"rollmux: error: {path}:") and ", column " in line
+               for line in err[:-1])
     assert "Traceback" not in "\n".join(err)
 
 
@@ -101,7 +99,7 @@ def test_adapt_missing_path_is_a_usage_error(
     )
     assert code == 2
     err = capsys.readouterr().err
-    assert err.startswith("error:") and "Traceback" not in err
+    assert err.startswith("rollmux: error: argument --path: ") and "Traceback" not in err
 
 
 def test_stats_writes_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

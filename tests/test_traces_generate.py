@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import re
 import shlex
 from pathlib import Path
@@ -12,7 +11,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from rollmux.traces import cli, generate, load_trace, trace_text
+from rollmux.cli import main
+from rollmux.traces import generate, load_trace, trace_text
 from rollmux.traces.schema import schema_markdown
 from rollmux.traces.stats import job_summary
 
@@ -28,11 +28,8 @@ def readme_commands() -> list[list[str]]:
 
 
 def run_cli(argv: list[str]) -> int:
-    """Run the trace CLI through a local parser, as rollmux.cli will."""
-    parser = argparse.ArgumentParser(prog="rollmux")
-    cli.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
+    """Run the rollmux command line in-process."""
+    return main(argv)
 
 
 def test_readme_lists_every_shipped_trace() -> None:

@@ -39,7 +39,22 @@ CASES = [
     ("NaN duration", MINIMAL.strip() + ",rollout_s\na,7,8192,nan\n", 1, "rollout_s", "NaN"),
     ("inf duration", MINIMAL.strip() + ",train_s\na,7,8192,inf\n", 1, "train_s", "not finite"),
     ("zero duration", MINIMAL.strip() + ",rollout_s\na,7,8192,0\n", 1, "rollout_s", "> 0"),
-    ("negative size", MINIMAL + "a,-7,8192\n", 1, "model_size_b", "> 0"),
+    ("negative size", MINIMAL + "a,-7,8192\n", 1, "model_size_b", ">= 0.01 billion params"),
+    ("tiny size", MINIMAL + "a,1e-300,8192\n", 1, "model_size_b", "1e-300 must be >= 0.01"),
+    ("huge size", MINIMAL + "a,1e308,8192\n", 1, "model_size_b",
+     "1e308 is out of range: must be <= 10000 billion params"),
+    ("huge max tokens", MINIMAL + "a,7,2000000000\n", 1, "max_response_tokens",
+     "2000000000 is out of range: must be <= 1048576 tokens"),
+    ("20-digit integer", MINIMAL + "a,7,12345678901234567890\n", 1, "max_response_tokens",
+     "12345678901234567890 is out of range: must be <= 1048576 tokens"),
+    ("huge turns", MINIMAL.strip() + ",turns\na,7,8192,1e9\n", 1, "turns",
+     "1e9 is out of range: must be <= 1000 turns"),
+    ("far arrival", MINIMAL.strip() + ",arrival_s\na,7,8192,1e18\n", 1, "arrival_s",
+     "1e18 is out of range: must be <= 31536000 s"),
+    ("NUL in job id", MINIMAL + "a\x00b,7,8192\n", 1, "job_id",
+     "control characters are not allowed: 'a\\x00b'"),
+    ("escape in label", MINIMAL.strip() + ",workload\na,7,8192,\x1b[31mred\n", 1, "workload",
+     "control characters are not allowed: '\\x1b[31mred'"),
     (
         "unknown GPU",
         MINIMAL.strip() + ",rollout_gpu_type\na,7,8192,H100\n",
@@ -126,7 +141,9 @@ def test_line_numbers_count_comments_and_quoted_newlines(tmp_path: Path) -> None
         'a,7,8192,"two\nlines"\nb,7,8192,x\nc,-1,8192,y\n'
     )
     found = problems_of(tmp_path, content)
-    assert [(p.line, p.row, p.column) for p in found] == [(6, 3, "model_size_b")]
+    # The quoted newline is a control character in a label: reported where row 1 starts.
+    assert [(p.line, p.row, p.column) for p in found] == [(3, 1, "workload"),
+                                                          (6, 3, "model_size_b")]
 
 
 def test_all_problems_are_reported_at_once(tmp_path: Path) -> None:

@@ -1,17 +1,15 @@
 """Calibration of the phase-time model against the numbers the paper reports.
 
 Each anchor computes the model's value from :mod:`rollmux.phasetimes` (never typed)
-and compares it with the paper's value or range. ``python -m rollmux.calibration``
-prints the Markdown table that docs/model.md embeds.
+and compares it with the paper's value or range. ``rollmux calibration`` prints the
+Markdown table that docs/model.md embeds; ``--update-doc docs/model.md`` refreshes it there.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -218,12 +216,19 @@ def anchors() -> tuple[Anchor, ...]:
     )
 
 
-def calibration_table(hw: Hardware | None = None) -> pd.DataFrame:
-    """One row per anchor: the paper value, the model value, the accepted interval, met."""
+def calibration_table(
+    hw: Hardware | None = None, progress: Callable[[int], object] | None = None
+) -> pd.DataFrame:
+    """One row per anchor: the paper value, the model value, the accepted interval, met.
+
+    ``progress(1)`` is called after each anchor.
+    """
     hw = load_hardware() if hw is None else hw
     rows = []
     for a in anchors():
         value = float(a.compute(hw))
+        if progress is not None:
+            progress(1)
         rows.append(
             {
                 "anchor": a.anchor,
@@ -263,17 +268,21 @@ def to_markdown(df: pd.DataFrame) -> str:
     return "\n".join([header, rule, *body]) + "\n"
 
 
-def calibration_markdown(hw: Hardware | None = None) -> str:
+def calibration_markdown(
+    hw: Hardware | None = None, progress: Callable[[int], object] | None = None
+) -> str:
     """The calibration table as Markdown, with unmet anchors in bold."""
-    df = calibration_table(hw)
+    df = calibration_table(hw, progress)
     df["met"] = ["yes" if met else "**NO**" for met in df["met"]]
     return to_markdown(df)
 
 
-def doc_tables(hw: Hardware | None = None) -> dict[str, str]:
+def doc_tables(
+    hw: Hardware | None = None, progress: Callable[[int], object] | None = None
+) -> dict[str, str]:
     """The generated tables of docs/model.md, keyed by their marker name."""
     return {
-        "calibration-table": calibration_markdown(hw),
+        "calibration-table": calibration_markdown(hw, progress),
         "parameter-table": to_markdown(parameter_table()),
     }
 
@@ -288,20 +297,3 @@ def fill_doc(text: str, tables: dict[str, str]) -> str:
         _, tail = rest.split(end)
         text = f"{head}{start}\n{table}{end}{tail}"
     return text
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Print the calibration table as Markdown, or refresh the tables of a doc file."""
-    parser = argparse.ArgumentParser(prog="python -m rollmux.calibration", description=__doc__)
-    parser.add_argument("--update-doc", type=Path, default=None,
-                        help="rewrite the generated tables inside this Markdown file")
-    args = parser.parse_args(argv)
-    if args.update_doc is None:
-        print(calibration_markdown(), end="")
-        return
-    text = args.update_doc.read_text(encoding="utf-8")
-    args.update_doc.write_text(fill_doc(text, doc_tables()), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()

@@ -3,16 +3,24 @@
     rollmux meta-iteration --rollout 10 2 --train 2 10     exact round-robin period
     rollmux model microbench --out results/models/microbench.csv
     rollmux gantt --job-types A A --out results/gantt/phases.csv
-    rollmux theorem1 --instances 200 --seed 0 --out results/theorem1/summary.csv
-    rollmux theorem1-worst-case --sizes 2 3 4 --out results/theorem1/worst_case.csv
+    rollmux theorem1 --instances 200 --seed 0 --out summary.csv
+    rollmux theorem1-worst-case --sizes 2 3 4 --out worst_case.csv
     rollmux calibration                                    phase-model calibration table
     rollmux bench placement --jobs 2000 --seed 0           RollMux decision latency (JSON)
     rollmux bench optimum --jobs 13 --seed 0               exact offline optimum (JSON)
     rollmux trace validate|generate|adapt|stats ...        job traces
     rollmux simulate --trace FILE --policy NAME [--seed S] [--out DIR]
 
-Errors in the input (bad numbers, unknown names, malformed traces) print one line
-``rollmux: error: ...`` and exit with status 2; no traceback reaches the user.
+Every command goes through :func:`main` and :func:`rollmux.cliutil.run`, the one place
+where failures become messages: one line ``rollmux: error: ...`` naming the argument (or,
+for an invalid input file, one such line per problem, located by file, line, row and
+column) and an exit status of :class:`rollmux.errors.ExitStatus`; no traceback reaches
+the user. Output paths are checked when the arguments are parsed, before any work; long
+commands draw a progress bar on a terminal (``--quiet`` turns it off).
+
+This module defines the small commands itself and imports the modules that define the
+others (``rollmux.sim.cli``, ``rollmux.traces.cli``, ``rollmux.theorem1.cli``); those
+never import this one. What the commands share lives in :mod:`rollmux.cliutil`.
 """
 
 from __future__ import annotations
@@ -20,19 +28,64 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 from rollmux import __version__
+from rollmux.cliutil import (
+    COUNT_MAX,
+    ArgumentParser,
+    add_hardware,
+    add_quiet,
+    add_seed,
+    elapsed_bar,
+    error,
+    exit_status_epilog,
+    integer,
+    number,
+    output_file,
+    progress_bar,
+    run,
+    say,
+    updatable_file,
+)
+from rollmux.errors import ExitStatus, UsageError
+from rollmux.sim.cli import register as register_simulate
+from rollmux.theorem1.cli import register as register_theorem1
+from rollmux.traces.cli import register as register_traces
+
+#: Longest phase duration `meta-iteration` accepts (s): 1e9 s, about 32 years.
+DURATION_MAX_S = 1e9
 
 
-def _node_list(text: str) -> list[object]:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``rollmux`` command: run it, return its exit status."""
+    return run(build_parser, argv)
+
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _node_list(text: str, option: str) -> list[object]:
     """Parse ``0,1,0`` or ``0+1,2`` (``+`` joins the nodes of one job) into pinnings."""
     out: list[object] = []
     for item in text.split(","):
-        parts = [int(p) if p.strip().lstrip("-").isdigit() else p.strip() for p in item.split("+")]
+        parts: list[object] = []
+        for part in item.split("+"):
+            name = part.strip()
+            if not name:
+                raise UsageError(f"{option} {text!r}: empty node name (expected e.g. 0,1,0+1)")
+            parts.append(int(name) if name.isascii() and name.isdigit() else name)
         out.append(tuple(parts) if len(parts) > 1 else parts[0])
     return out
+
+
+def _order(text: str) -> list[int]:
+    """Parse ``--order 2,0,1`` into job indices."""
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise UsageError(f"--order {text!r}: expected job indices such as 2,0,1") from None
 
 
 def cmd_meta_iteration(args: argparse.Namespace) -> int:
@@ -42,11 +95,12 @@ def cmd_meta_iteration(args: argparse.Namespace) -> int:
     period = meta_iteration_time(
         args.rollout,
         args.train,
-        rollout_node=_node_list(args.rollout_node) if args.rollout_node else None,
-        train_node=_node_list(args.train_node) if args.train_node else None,
-        order=[int(x) for x in args.order.split(",")] if args.order else None,
+        rollout_node=_node_list(args.rollout_node, "--rollout-node") if args.rollout_node
+        else None,
+        train_node=_node_list(args.train_node, "--train-node") if args.train_node else None,
+        order=_order(args.order) if args.order else None,
     )
-    t_cycle = max(r + t for r, t in zip(args.rollout, args.train, strict=True))
+    t_cycle = max(r + t for r, t in zip(args.rollout, args.train, strict=False))
     print(json.dumps({"meta_iteration_s": period, "t_cycle_s": t_cycle}))
     return 0
 
@@ -60,7 +114,7 @@ def cmd_microbench(args: argparse.Namespace) -> int:
     table = scenario_table(args.scenarios, load_hardware(args.hardware))
     if args.out:
         write_csv(table, args.out)
-        print(f"wrote {len(table)} rows to {args.out}")
+        say(f"wrote {len(table)} rows to {args.out}")
     else:
         print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     return 0
@@ -74,7 +128,7 @@ def cmd_gantt(args: argparse.Namespace) -> int:
 
     phases = gantt_phases(args.job_types, args.iterations, load_hardware(args.hardware))
     write_csv(phases, args.out)
-    print(f"wrote {len(phases)} phase rows to {args.out}")
+    say(f"wrote {len(phases)} phase rows to {args.out}")
     return 0
 
 
@@ -86,59 +140,80 @@ BENCH_BRUTEFORCE_TIME_LIMIT_S = 120.0
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run one benchmark and print its result as one JSON object."""
-    if args.jobs < 1:
-        raise ValueError(f"--jobs = {args.jobs}: expected a positive number of jobs")
+    status = ExitStatus.OK
     if args.what == "placement":
         from rollmux.experiments.placement_bench import bench_placement
 
-        result = bench_placement(args.jobs, args.seed, decisions=args.decisions)
+        if args.time_limit_s is not None:
+            raise UsageError("--time-limit-s applies to `bench optimum` only")
+        with progress_bar("bench placement", args.jobs + args.decisions, "job",
+                          args.quiet) as bar:
+            result = bench_placement(args.jobs, args.seed, decisions=args.decisions,
+                                     progress=bar.update)
     else:
         from rollmux.experiments.jobmix import production_mix
         from rollmux.hardware import load_hardware
         from rollmux.placement.optimum import compare_solvers
 
         hw = load_hardware()
-        result = {
-            "jobs": args.jobs,
-            "seed": args.seed,
-            **compare_solvers(
-                production_mix(args.jobs, args.seed, hw),
-                hw,
-                bruteforce=args.jobs <= BENCH_BRUTEFORCE_MAX_JOBS,
-                bruteforce_time_limit_s=BENCH_BRUTEFORCE_TIME_LIMIT_S,
-            ),
-        }
+        limit = args.time_limit_s
+        with elapsed_bar("bench optimum", limit, args.quiet):
+            result = {
+                "jobs": args.jobs,
+                "seed": args.seed,
+                **compare_solvers(
+                    production_mix(args.jobs, args.seed, hw),
+                    hw,
+                    bruteforce=args.jobs <= BENCH_BRUTEFORCE_MAX_JOBS,
+                    bruteforce_time_limit_s=BENCH_BRUTEFORCE_TIME_LIMIT_S
+                    if limit is None else limit,
+                    time_limit_s=limit,
+                ),
+            }
+        missed = []
+        if not result.get("proven_optimal", True):
+            missed.append("the optimum is not proven (best plan found so far printed)")
+        if result.get("bruteforce_finished") is False:
+            missed.append("brute force did not finish (its fields are null)")
+        if missed:
+            used = limit if limit is not None else result.get("bruteforce_time_limit_s")
+            error(f"time limit of {used:g} s reached: {'; '.join(missed)}")
+            status = ExitStatus.TIME_LIMIT
     print(json.dumps(result, sort_keys=True, default=str))
+    return status
+
+
+def cmd_calibration(args: argparse.Namespace) -> int:
+    """Print the calibration table as Markdown, or refresh the tables of a doc file."""
+    from rollmux.calibration import anchors, calibration_markdown, doc_tables, fill_doc
+    from rollmux.io import write_text
+
+    with progress_bar("calibration", len(anchors()), "anchor", args.quiet) as bar:
+        if args.update_doc is None:
+            sys.stdout.write(calibration_markdown(progress=bar.update))
+            return 0
+        try:
+            text = args.update_doc.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(f"--update-doc {args.update_doc}: not UTF-8 text") from None
+        try:
+            filled = fill_doc(text, doc_tables(progress=bar.update))
+        except ValueError as exc:
+            raise UsageError(f"--update-doc {args.update_doc}: {exc}") from None
+    write_text(args.update_doc, filled)
+    say(f"updated {args.update_doc}")
     return 0
 
 
-def _forward(module: str) -> Callable[[argparse.Namespace], int]:
-    """A command that hands its remaining arguments to ``module.main``."""
-
-    def run(args: argparse.Namespace) -> int:
-        import importlib
-
-        result = importlib.import_module(module).main(args.rest)
-        return int(result or 0)
-
-    return run
-
-
-def run_standalone(
-    register: Callable[[argparse._SubParsersAction], None], argv: Sequence[str] | None
-) -> int:
-    """Run one command module on its own (``python -m rollmux.traces.cli trace ...``)."""
-    parser = argparse.ArgumentParser(prog="rollmux")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+# --------------------------------------------------------------------------- the parser
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``rollmux`` command."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="rollmux",
         description="Trace-driven benchmark and reproduction harness for RollMux (Weave).",
+        epilog=exit_status_epilog(),
     )
     parser.add_argument("--version", action="version", version=f"rollmux {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -146,8 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     meta = sub.add_parser(
         "meta-iteration", help="exact steady-state meta-iteration time of a group"
     )
-    meta.add_argument("--rollout", type=float, nargs="+", required=True, help="rollout s per job")
-    meta.add_argument("--train", type=float, nargs="+", required=True, help="training s per job")
+    duration = number(above=0.0, high=DURATION_MAX_S)
+    meta.add_argument("--rollout", type=duration, nargs="+", required=True,
+                      help="rollout s per job")
+    meta.add_argument("--train", type=duration, nargs="+", required=True,
+                      help="training s per job")
     meta.add_argument("--rollout-node", help="rollout node per job, e.g. 0,1,0+1")
     meta.add_argument("--train-node", help="training node per job, e.g. 0,0,0")
     meta.add_argument("--order", help="round-robin job order, e.g. 2,0,1")
@@ -158,56 +236,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     micro = model.add_parser("microbench", help="micro-benchmark scenarios in closed form")
     micro.add_argument("--scenarios", nargs="+", default=["temporal", "train", "spatial"])
-    micro.add_argument("--hardware", type=Path, help="defaults YAML to use instead of ours")
-    micro.add_argument("--out", type=Path, help="CSV to write (default: print a table)")
+    add_hardware(micro)
+    micro.add_argument("--out", type=output_file, help="CSV to write (default: print a table)")
     micro.set_defaults(func=cmd_microbench)
 
     gantt = sub.add_parser("gantt", help="Solo-D vs woven per-phase timelines (Fig. 1)")
     gantt.add_argument("--job-types", nargs=2, default=["A", "A"], metavar="TYPE")
-    gantt.add_argument("--iterations", type=int, default=3)
-    gantt.add_argument("--hardware", type=Path, help="defaults YAML to use instead of ours")
-    gantt.add_argument("--out", type=Path, required=True, help="CSV to write")
+    gantt.add_argument("--iterations", type=integer(1, 1000), default=3)
+    add_hardware(gantt)
+    gantt.add_argument("--out", type=output_file, required=True, help="CSV to write")
     gantt.set_defaults(func=cmd_gantt)
 
     bench = sub.add_parser("bench", help="decision-latency and optimum benchmarks (JSON)")
     bench.add_argument("what", choices=["placement", "optimum"], help="what to time")
-    bench.add_argument("--jobs", type=int, required=True, help="concurrent jobs")
-    bench.add_argument("--seed", type=int, default=0, help="seed of the generated job mix")
-    bench.add_argument(
-        "--decisions", type=int, default=50, help="timed decisions (placement only)"
-    )
+    bench.add_argument("--jobs", type=integer(1, COUNT_MAX), required=True,
+                       help="concurrent jobs")
+    add_seed(bench, "seed of the generated job mix")
+    bench.add_argument("--decisions", type=integer(1, COUNT_MAX), default=50,
+                       help="timed decisions (placement only)")
+    bench.add_argument("--time-limit-s", type=number(above=0.0), default=None,
+                       help="optimum only: wall-time limit of the solver and of the brute "
+                            "force (default: none for the solver, 60 s for brute force); "
+                            "when it runs out the best plan is printed and the exit "
+                            "status is 4")
+    add_quiet(bench)
     bench.set_defaults(func=cmd_bench)
 
-    for name, module, text in (
-        ("theorem1", "rollmux.theorem1", "Theorem 1 boundary map (see docs/theorem1.md)"),
-        ("theorem1-worst-case", "rollmux.theorem1.worst_case",
-         "round-robin's worst case per family and group size (see docs/theorem1.md)"),
-        ("calibration", "rollmux.calibration", "phase-time model calibration table"),
-    ):
-        forward = sub.add_parser(name, help=text, add_help=False)
-        forward.add_argument("rest", nargs=argparse.REMAINDER)
-        forward.set_defaults(func=_forward(module))
 
-    from rollmux.sim.cli import register as register_simulate
-    from rollmux.traces.cli import register as register_traces
+    calibration = sub.add_parser(
+        "calibration", help="phase-time model calibration table",
+        description="The phase-time model against the paper's anchors (Markdown).")
+    calibration.add_argument(
+        "--update-doc", type=updatable_file, default=None,
+        help="rewrite the generated tables inside this Markdown file (e.g. docs/model.md)")
+    add_quiet(calibration)
+    calibration.set_defaults(func=cmd_calibration)
 
+    register_theorem1(sub)
     register_traces(sub)
     register_simulate(sub)
     return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``rollmux`` command."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"rollmux: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # e.g. `rollmux model microbench | head`
-        sys.stderr.close()
-        return 0
 
 
 if __name__ == "__main__":

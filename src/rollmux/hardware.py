@@ -15,7 +15,8 @@ from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
-import yaml
+
+from rollmux.io import read_yaml
 
 __all__ = [
     "GPUType",
@@ -258,13 +259,9 @@ _SECTION_FIELDS: dict[str, tuple[str, ...]] = {
 def _read_documented(path: str | Path | None) -> dict[str, Any]:
     """Read a defaults file (leaves are ``{value, source, ...}`` mappings)."""
     file = default_hardware_path() if path is None else Path(path)
-    try:
-        with open(file, encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh)
-    except OSError as exc:
-        raise ValueError(f"path {str(file)!r} cannot be read: {exc}") from exc
+    raw = read_yaml(file)
     if not isinstance(raw, dict):
-        raise ValueError(f"path {str(file)!r} must hold a YAML mapping, got {type(raw).__name__}")
+        raise ValueError(f"{file}: must hold a YAML mapping, got {type(raw).__name__}")
     return raw
 
 

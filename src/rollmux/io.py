@@ -3,7 +3,9 @@
 Files are written to a temporary file beside them and renamed into place
 (:func:`atomic_write`); a folder of outputs that belong together is built in a temporary
 sibling folder and renamed into place whole (:func:`replace_folder`), so a reader never
-sees files of two runs side by side.
+sees files of two runs side by side. :func:`check_output_file` and
+:func:`check_output_folder` tell, before any work, whether a path can be written that way;
+an operating-system error while writing names the output, never a temporary file.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
+
+from rollmux.errors import os_reason, yaml_problem
 
 #: Permissions of written files (mkstemp alone would leave them owner-only).
 FILE_MODE = 0o644
@@ -28,24 +34,51 @@ FILE_MODE = 0o644
 FOLDER_MODE = 0o755
 
 
+def read_yaml(path: str | Path) -> Any:
+    """The YAML document in the file at ``path``; ValueError naming the file on an
+    unreadable, non-UTF-8 or malformed one (line and column of the YAML error)."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return yaml.safe_load(stream)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot be read: {os_reason(exc)}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: {yaml_problem(exc)}") from None
+
+
+@contextmanager
+def naming(path: str | Path) -> Iterator[None]:
+    """Re-raise an OSError of the body as one about ``path`` (not a temporary sibling)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is None or exc.filename == str(path):
+            raise
+        raise OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path)) from None
+
+
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place.
 
     Whatever ``write`` returns is ignored. Creates the parent folder. If ``write``
-    raises, the temporary file is removed and ``path`` is left as it was.
+    raises, the temporary file is removed and ``path`` is left as it was; an OSError
+    names ``path``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with naming(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        tmp = Path(name)
+        try:
+            write(tmp)
+            os.chmod(tmp, FILE_MODE)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
     return path
 
 
@@ -63,6 +96,91 @@ def write_csv(frame: pd.DataFrame, path: str | Path, float_format: str = "%.6g")
 def write_json(data: Any, path: str | Path) -> Path:
     """Write JSON atomically, keys sorted, two-space indent."""
     return write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def _state(path: Path) -> os.stat_result | None:
+    """``path``'s status, None when it does not exist; ValueError when it cannot be known."""
+    try:
+        return path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise ValueError(f"{path}: {os_reason(exc)}") from None
+
+
+def _check_path_text(path: str | Path) -> Path:
+    """The path of a non-empty path text without NUL bytes (ValueError otherwise)."""
+    text = os.fspath(path)
+    if not text:
+        raise ValueError("the path is empty")
+    if "\x00" in text:
+        raise ValueError("the path contains a NUL character")
+    return Path(text)
+
+
+def _check_creatable(folder: Path) -> None:
+    """ValueError unless files can be created in ``folder`` (made first if absent)."""
+    existing = folder
+    while _state(existing) is None and existing != existing.parent:
+        existing = existing.parent
+    info = _state(existing)
+    if info is None:
+        raise ValueError(f"{folder}: no existing folder above it")
+    if not stat.S_ISDIR(info.st_mode):
+        raise ValueError(f"{existing} is a file, so nothing can be written under it")
+    try:  # a real probe: permissions, read-only file systems, root on /proc alike
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise ValueError(f"cannot write into {existing}: {os_reason(exc)}") from None
+
+
+def check_output_file(path: str | Path) -> Path:
+    """``path`` as a Path if :func:`atomic_write` can write it; ValueError says why not.
+
+    Refused: an empty path, a path ending in ``/``, an existing folder or non-file, a
+    path under a file, a folder where files cannot be created.
+    """
+    out = _check_path_text(path)
+    if os.fspath(path).endswith(("/", os.sep)):
+        raise ValueError(f"{out} names a folder (it ends with /); expected a file")
+    info = _state(out)
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise ValueError(f"{out} is a folder; expected a file")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{out} exists and is not a regular file")
+    _check_creatable(out.parent)
+    return out
+
+
+def check_output_folder(path: str | Path, marker: str | None = None) -> Path:
+    """``path`` as a Path if :func:`replace_folder` may replace it; ValueError says why not.
+
+    Refused: an empty path, the current folder or one above it, an existing file, a
+    non-empty folder without the file ``marker`` (when given: a folder this writer did
+    not write, which replacing would delete), a parent where nothing can be created.
+    """
+    out = _check_path_text(path)
+    try:
+        resolved, here = out.resolve(), Path.cwd().resolve()
+    except OSError as exc:
+        raise ValueError(f"{out}: {os_reason(exc)}") from None
+    if resolved == here or resolved in here.parents:
+        raise ValueError(f"{out} is the current folder or one above it; the output folder "
+                         f"is replaced whole, so name a folder of its own")
+    info = _state(out)
+    if info is not None and not stat.S_ISDIR(info.st_mode):
+        raise ValueError(f"{out} is a file; expected a folder")
+    if info is not None and marker is not None:
+        try:
+            foreign = any(out.iterdir()) and not (out / marker).is_file()
+        except OSError as exc:
+            raise ValueError(f"{out}: {os_reason(exc)}") from None
+        if foreign:
+            raise ValueError(f"{out} holds files but no {marker}, so it is not an earlier "
+                             f"output folder; it would be replaced whole: name a new folder")
+    _check_creatable(out.parent)
+    return out
 
 
 def _sibling(path: Path, kind: str) -> Path:
@@ -109,7 +227,10 @@ def replace_folder(path: str | Path) -> Iterator[Path]:
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{path} exists and is not a folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.name or path.name == "..":
+        raise ValueError(f"{path}: name a folder of its own (it is replaced whole)")
+    with naming(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
     for orphan in orphaned_siblings(path):
         if orphan.name.startswith(f".{path.name}.old-") and not path.exists():
             # Killed between the two renames below: the previous folder goes back.
@@ -117,23 +238,26 @@ def replace_folder(path: str | Path) -> Iterator[Path]:
             continue
         shutil.rmtree(orphan, ignore_errors=True)
     tmp = _sibling(path, "tmp")
-    tmp.mkdir()
+    with naming(path):
+        tmp.mkdir()
     try:
-        yield tmp
-        os.chmod(tmp, FOLDER_MODE)
+        with naming(path):
+            yield tmp
+            os.chmod(tmp, FOLDER_MODE)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     old = None
-    if path.exists():
-        old = _sibling(path, "old")
-        os.rename(path, old)
-    try:
-        os.rename(tmp, path)
-    except BaseException:
-        if old is not None:
-            os.rename(old, path)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    with naming(path):
+        if path.exists():
+            old = _sibling(path, "old")
+            os.rename(path, old)
+        try:
+            os.rename(tmp, path)
+        except BaseException:
+            if old is not None:
+                os.rename(old, path)
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

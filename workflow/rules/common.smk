@@ -1,19 +1,42 @@
 # Shared set-up: validate the config before any rule runs, and collect the targets.
 #
-# The top-level schema (workflow/schemas/config.schema.yaml) names every section; the
-# sections of the later pipeline stages each have their own schema file,
-# workflow/schemas/<section>.schema.yaml, validated here too.
+# rollmux.experiments.config_checks.check_config checks the config when the workflow is
+# parsed, so a dry run (`snakemake -n`) catches a bad one: the top-level schema
+# (workflow/schemas/config.schema.yaml, naming every section) and each later stage's
+# workflow/schemas/<section>.schema.yaml (their defaults filled in), then what only Python
+# knows: policy names against the registry (plug-ins included), hardware_overrides and SLO
+# settings through the command line's validators, the sweep plan, the failure
+# experiment's jobs and kills against its trace. Each problem is one line
+# `rollmux: error: <config files>: <key path>: <message>`, then the run stops.
 import json
+import os
 import sys
+from pathlib import Path
 
 import yaml
 
-from snakemake.utils import validate
+from rollmux.experiments.config_checks import ConfigError, check_config
 
 
-validate(config, "../schemas/config.schema.yaml")
-for _section in ("calibration", "sim", "robustness", "paperfigs", "claims"):
-    validate(config.setdefault(_section, {}), f"../schemas/{_section}.schema.yaml")
+try:
+    check_config(
+        config,
+        schema_dir=Path(workflow.basedir) / "workflow" / "schemas",
+        # the files in the order they were merged (the Snakefile's, then --configfile's),
+        # relative to the working folder when inside it
+        source=" + ".join(
+            os.path.relpath(f) if Path(f).resolve().is_relative_to(Path.cwd()) else str(f)
+            for f in [
+                *(f for f in workflow.configfiles if f not in workflow.overwrite_configfiles),
+                *workflow.overwrite_configfiles,
+            ]
+        )
+        or "config",
+    )
+except ConfigError as _error:
+    for _line in str(_error).splitlines():
+        print(f"rollmux: error: {_line}", file=sys.stderr)
+    raise SystemExit(1)
 
 # Software of every rule (`conda: ENV`): the project environment, rollmux installed.
 ENV = "../../environment.yml"

@@ -14,12 +14,12 @@ seed = int(snakemake.params.seed)
 budget = Budget.from_settings(settings)
 start = time.perf_counter()
 cells = worst_case_table([family], list(settings["sizes"]), int(settings["max_duration_s"]),
-                         budget, seed, progress=True)
+                         budget, seed)
 write_csv(cells, snakemake.output.cells, float_format="%.9g")
 logging.info("%s: %d cells in %.1f s", family, len(cells), time.perf_counter() - start)
 if family in settings["check_families"] and settings["check_sizes"]:
     check = check_table([family], list(settings["check_sizes"]),
-                        int(settings["check_max_duration_s"]), budget, seed, progress=True)
+                        int(settings["check_max_duration_s"]), budget, seed)
 else:
     import pandas as pd
 

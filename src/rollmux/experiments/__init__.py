@@ -4,5 +4,6 @@ The library layers (hardware, phase model, closed forms, traces, placement, simu
 know nothing of the paper's figures, claims or calibration targets. This package holds
 what does: the fits of inputs the paper does not state to the numbers of its declared
 calibration set (:mod:`rollmux.experiments.calibration`, targets in
-``rollmux/data/calibration.yaml``).
+``rollmux/data/calibration.yaml``), and the checks of the pipeline's config run when the
+workflow is parsed (:mod:`rollmux.experiments.config_checks`).
 """

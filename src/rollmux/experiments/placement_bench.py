@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,6 +43,7 @@ def bench_placement(
     decisions: int = 50,
     hw: Hardware | None = None,
     policy: str = "rollmux",
+    progress: Callable[[int], object] | None = None,
 ) -> dict[str, Any]:
     """Median and p95 decision latency (ms) of ``policy`` with ``jobs`` concurrent jobs.
 
@@ -53,7 +54,8 @@ def bench_placement(
     ``train_nodes``, ``cost_usd_per_h``, the admission mix while building
     (``admission_mix``: strategy -> share), the wall time of building the cluster
     (``build_s``, including generating the jobs, ``generate_s`` of it) and its CPU time
-    (``build_cpu_s``).
+    (``build_cpu_s``). ``progress(1)`` is called after each placed job and each timed
+    decision (outside the timed region).
     """
     for name, value, minimum in (("jobs", jobs, 1), ("decisions", decisions, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -74,6 +76,8 @@ def bench_placement(
         decision = placer.place(job, snapshot)
         strategies[decision.strategy.value] += 1
         snapshot = apply(snapshot, decision)
+        if progress is not None:
+            progress(1)
     build_s = time.perf_counter() - start
     build_cpu_s = time.process_time() - start_cpu
     profile_ms = []
@@ -88,6 +92,8 @@ def bench_placement(
         placer.place(job, snapshot)
         latencies_ms.append((time.perf_counter() - t0) * 1e3)
         cpu_ms.append((time.thread_time() - c0) * 1e3)
+        if progress is not None:
+            progress(1)
     lat = np.asarray(latencies_ms)
     pools = Counter(node.pool.value for node in snapshot.nodes.values())
     return {

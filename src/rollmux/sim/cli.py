@@ -16,9 +16,12 @@ is refused with exit 2.
 
 The command only builds a :class:`rollmux.sim.replay.ReplaySpec` from its options and
 calls :func:`rollmux.sim.replay.run_replay`, which a Python caller can call too: same
-files, same ``config.json``. The trace is validated first: an invalid trace prints the
-loader's problems (one per line, located by file, row and column) and exits 1 before any
-work. Output files (default folder ``results/simulate/<spec.path()>``, e.g.
+files, same ``config.json``. The output folder is checked when the options are parsed
+(``--out ''``, a file, the current folder, or a folder holding files but no
+``config.json``, i.e. not an earlier output, are refused); the trace and the failure list
+are validated before any work: an invalid one prints its problems (one per line, located
+by file, line, row and column) and exits 1. Output files (default folder
+``results/simulate/<spec.path()>``, e.g.
 ``results/simulate/trace=<stem>/slo=trace/maxgroup=default/drift=none/policy=<name>/seed=<s>/``),
 written into a temporary sibling folder that then replaces the output folder whole (a
 rerun leaves no file of an earlier run; an interrupted one leaves the previous folder):
@@ -29,7 +32,9 @@ rerun leaves no file of an earlier run; an interrupted one leaves the previous f
 * ``jobs.csv``: per-job iteration times, slowdown and SLO outcome;
 * ``config.json``: the resolved configuration; ``summary.json``: the metrics.
 
-Exit codes: 0 success, 1 invalid trace, 2 usage or other input error.
+Exit statuses: those of every ``rollmux`` command (:class:`rollmux.errors.ExitStatus`):
+0 success, 1 invalid trace or failure list, 2 bad option, 3 operating-system error,
+130 interrupted (the previous output folder is left as it was).
 """
 
 from __future__ import annotations
@@ -37,9 +42,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rollmux.cliutil import (
+    add_hardware,
+    add_quiet,
+    add_seed,
+    command_main,
+    input_file,
+    integer,
+    number,
+    output_folder,
+    progress_bar,
+)
+from rollmux.errors import ExitStatus, UsageError, printable
+from rollmux.io import check_output_folder
 from rollmux.sim.replay import (
     FLOAT_FORMAT,
     SLO_FROM_TRACE,
@@ -53,9 +72,12 @@ from rollmux.sim.replay import (
     write_result,
 )
 
-EXIT_OK = 0
-EXIT_INVALID = 1
-EXIT_USAGE = 2
+#: Largest --max-group-size accepted (no policy forms groups near this size).
+GROUP_SIZE_MAX = 1000
+#: Longest --regroup-interval-h accepted: a year.
+REGROUP_INTERVAL_MAX_H = 8784.0
+#: The file whose presence marks a folder as an earlier output (safe to replace whole).
+OUTPUT_MARKER = "config.json"
 
 #: Root of the default output folders (each replay's ``spec.path()`` below it).
 DEFAULT_ROOT = Path("results") / "simulate"
@@ -77,17 +99,6 @@ __all__ = [
 ]
 
 
-def _positive_int(text: str) -> int:
-    """argparse type of ``--max-group-size``: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
-
-
 def _overrides(text: str | None) -> dict[str, Any]:
     """Parse ``--hardware-overrides``: a JSON object of (dotted) keys (empty: none)."""
     if not text:
@@ -95,9 +106,11 @@ def _overrides(text: str | None) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"--hardware-overrides is not valid JSON: {exc}") from None
+        raise UsageError(f"--hardware-overrides is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError("--hardware-overrides is nested too deeply") from None
     if not isinstance(value, dict):
-        raise ValueError(f"--hardware-overrides must be a JSON object, got {text!r}")
+        raise UsageError(f"--hardware-overrides must be a JSON object, got {text!r}")
     return value
 
 
@@ -123,46 +136,37 @@ def spec_from_args(args: argparse.Namespace) -> ReplaySpec:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    """Build the spec, replay it, write the outputs; returns an exit code."""
-    from rollmux.traces.errors import TraceError
-
-    try:
-        spec = spec_from_args(args)
-        spec.policy_options()  # refuse a bad option before the trace is read
-        out = args.out or DEFAULT_ROOT / spec.path()
-        from tqdm import tqdm
-
-        bar = tqdm(desc=f"simulate {args.policy}", unit="job", file=sys.stderr,
-                   disable=args.quiet or not sys.stderr.isatty())
+    """Build the spec, check the output folder, replay, write the outputs; the exit status."""
+    spec = spec_from_args(args)
+    spec.policy_options()  # refuse a bad option before the trace is read
+    out = args.out
+    if out is None:
+        out = DEFAULT_ROOT / spec.path()
         try:
-            result = run_replay(spec, out, progress=bar.update)
-        finally:
-            bar.close()
-    except TraceError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s) found; nothing simulated", file=sys.stderr)
-        return EXIT_INVALID
-    except (ValueError, OSError) as exc:
-        print(f"rollmux: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+            check_output_folder(out, OUTPUT_MARKER)
+        except ValueError as exc:
+            raise UsageError(f"default output folder: {exc} (give --out)") from None
+    with progress_bar(f"simulate {args.policy}", unit="job", quiet=args.quiet) as bar:
+        result = run_replay(spec, out, progress=bar.update)
     if not args.quiet:
         s = result.summary
         print(f"{args.policy}: {s['jobs_completed']}/{s['jobs']} jobs completed, "
               f"${s['cost_usd_per_h']:.1f}/h average, total ${s['total_cost_usd']:.0f}, "
-              f"SLO attainment {s['slo_attainment']:.3f}; wrote {out}")
-    return EXIT_OK
+              f"SLO attainment {s['slo_attainment']:.3f}; wrote {printable(out)}")
+    return ExitStatus.OK
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``simulate`` command to a CLI's sub-parsers."""
     p = subparsers.add_parser("simulate", help="replay a job trace under a placement policy")
-    p.add_argument("--trace", type=Path, required=True, help="trace CSV (validated first)")
+    p.add_argument("--trace", type=input_file, required=True,
+                   help="trace CSV (validated first)")
     p.add_argument("--policy", required=True, help="placement policy name, e.g. rollmux")
-    p.add_argument("--seed", type=int, default=0, help="seed of the phase draws and policy")
-    p.add_argument("--out", type=Path, default=None,
-                   help="output folder, replaced whole (default results/simulate/ followed by "
-                        "the replay's key=value folder)")
+    add_seed(p, "seed of the phase draws and policy")
+    p.add_argument("--out", type=output_folder(OUTPUT_MARKER), default=None,
+                   help="output folder, replaced whole: new, empty or an earlier output "
+                        "(default results/simulate/ followed by the replay's key=value "
+                        "folder)")
     p.add_argument("--fidelity", choices=("event", "analytic"), default="event",
                    help="per-phase events or steady-state rates")
     p.add_argument("--no-migration", action="store_true", help="disable long-tail migration")
@@ -173,31 +177,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="expected phase times instead of sampled ones (event fidelity)")
     p.add_argument("--sync", choices=("topology", "flat"), default="topology",
                    help="weight sync: topology-aware (default) or flat")
-    p.add_argument("--failures", type=Path, default=None,
+    p.add_argument("--failures", type=input_file, default=None,
                    help="CSV job_id,kill_at_s,resubmit_at_s of jobs to kill and resubmit")
-    p.add_argument("--regroup-interval-h", type=float, default=None,
+    p.add_argument("--regroup-interval-h", type=number(above=0.0, high=REGROUP_INTERVAL_MAX_H),
+                   default=None,
                    help="re-solve period of regrouping policies (default: the policy's)")
     p.add_argument("--slo", default=SLO_FROM_TRACE,
                    help="override every job's SLO: a number >= 1 (e.g. 1.2), a range LO,HI "
                         "drawn Uniform per job (seeded by --seed and the job id), or "
                         "'trace' (default: the trace's SLOs)")
-    p.add_argument("--max-group-size", type=_positive_int, default=None,
+    p.add_argument("--max-group-size", type=integer(1, GROUP_SIZE_MAX), default=None,
                    help="group-size limit passed to every policy that takes one (ignored "
                         "by solo-d, verl and gavel-plus, which never share a node)")
     p.add_argument("--no-phases", action="store_true", help="do not keep the per-phase table")
-    p.add_argument("--hardware", type=Path, default=None, help="hardware YAML")
+    add_hardware(p)
     p.add_argument("--hardware-overrides", default=None,
                    help='JSON object of dotted-key overrides, e.g. '
                         '\'{"gpus.H20.price_usd_per_h": 2.0}\'')
-    p.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
+    add_quiet(p, ", no summary line")
     p.set_defaults(func=run_simulate)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Stand-alone entry point (``python -m rollmux.sim.cli simulate ...``)."""
-    from rollmux.cli import run_standalone
-
-    return run_standalone(register, argv)
+    return command_main(register, (), argv)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,10 @@ place whole (:func:`rollmux.io.replace_folder`).
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import hashlib
+import io
 import math
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rollmux.errors import control_characters
 from rollmux.io import replace_folder, write_csv, write_json
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "group_size_options",
     "override_slos",
     "parse_slo",
+    "read_failures",
     "replay_keys",
     "run_replay",
     "write_result",
@@ -308,6 +312,113 @@ def replay_keys(config: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"not a replay's configuration (missing or bad {exc})") from None
 
 
+#: Columns of a failure list (``--failures``): kill ``job_id`` at ``kill_at_s``,
+#: resubmit it at ``resubmit_at_s`` (empty: never).
+FAILURE_COLUMNS = ("job_id", "kill_at_s", "resubmit_at_s")
+
+
+def read_failures(path: str | Path, job_ids: Sequence[str] | None = None) -> tuple[Any, ...]:
+    """The failure list CSV at ``path`` as FailureSpecs, every defect located.
+
+    Header ``job_id,kill_at_s,resubmit_at_s`` (``resubmit_at_s`` optional, an empty cell:
+    never resubmitted). Raises :class:`rollmux.errors.InputFileError` listing each problem
+    by file, line, 1-based row and column: unreadable or non-UTF-8 bytes, unknown or
+    missing columns, short or long rows, control characters, bad times, a job id not in
+    ``job_ids`` (when given), a job killed again before its resubmission.
+    """
+    from rollmux.errors import ANY_COLUMN, HEADER_ROW, InputFileError, Problem, os_reason
+    from rollmux.sim.drift import parse_failures
+
+    name = str(path)
+    problems: list[Problem] = []
+
+    def fail(line: int, row: int, column: str, message: str) -> InputFileError:
+        return InputFileError([*problems, Problem(name, line, row, column, message)])
+
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise fail(0, HEADER_ROW, ANY_COLUMN, f"cannot read: {os_reason(exc)}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise fail(line, HEADER_ROW, ANY_COLUMN, "not UTF-8 text") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        records = [(reader.line_num, record) for record in reader if any(c.strip() for c in record)]
+    except csv.Error as exc:
+        raise fail(reader.line_num, HEADER_ROW, ANY_COLUMN, f"malformed CSV: {exc}") from None
+    if not records:
+        raise fail(1, HEADER_ROW, ANY_COLUMN, "empty file (expected the header "
+                   f"{','.join(FAILURE_COLUMNS)})")
+    header_line, header = records[0]
+    header = [cell.strip() for cell in header]
+    for column in header:
+        if column not in FAILURE_COLUMNS or header.count(column) > 1:
+            what = "column appears twice" if column in FAILURE_COLUMNS else (
+                f"unknown column (expected {', '.join(FAILURE_COLUMNS)})")
+            problems.append(Problem(name, header_line, HEADER_ROW, column or "''", what))
+    for column in FAILURE_COLUMNS[:2]:
+        if column not in header:
+            problems.append(Problem(name, header_line, HEADER_ROW, column,
+                                    "required column is missing"))
+    if problems:
+        raise InputFileError(problems)
+    known = None if job_ids is None else set(job_ids)
+    kept: list[dict[str, str]] = []
+    where: dict[int, tuple[int, int]] = {}
+    for row, (line, record) in enumerate(records[1:], start=1):
+        if len(record) != len(header):
+            kind = "truncated row" if len(record) < len(header) else "row has extra fields"
+            problems.append(Problem(name, line, row, ANY_COLUMN, f"{kind}: expected "
+                                    f"{len(header)} fields, found {len(record)}"))
+            continue
+        cells = dict(zip(header, (c.strip() for c in record), strict=True))
+        before = len(problems)
+        for column, value in cells.items():
+            if control_characters(value):
+                problems.append(Problem(name, line, row, column,
+                                        f"control character in {value!r}"))
+        if len(problems) > before:
+            continue
+        try:
+            parse_failures([cells])
+        except ValueError as exc:
+            message = str(exc).removeprefix("rows[0]: ")
+            column = next((c for c in FAILURE_COLUMNS[::-1] if c in message), ANY_COLUMN)
+            problems.append(Problem(name, line, row, column, message))
+            continue
+        if known is not None and cells["job_id"] not in known:
+            problems.append(Problem(name, line, row, "job_id",
+                                    f"unknown job id {cells['job_id']!r} (not in the trace)"))
+            continue
+        where[len(kept)] = (line, row)
+        kept.append(cells)
+    if problems:
+        raise InputFileError(problems)
+    if len(kept) == 0:
+        raise fail(header_line, HEADER_ROW, ANY_COLUMN, "no failure rows")
+    try:
+        return parse_failures(kept)
+    except ValueError as exc:  # a job killed again while not running
+        first_bad = next(k for k in range(1, len(kept) + 1) if not _parses(kept[:k]))
+        line, row = where[first_bad - 1]
+        raise fail(line, row, "kill_at_s", str(exc)) from None
+
+
+def _parses(rows: Sequence[Mapping[str, str]]) -> bool:
+    """Whether these failure rows form a consistent list (the row that breaks it is the
+    first whose prefix does not)."""
+    from rollmux.sim.drift import parse_failures
+
+    try:
+        parse_failures(rows)
+    except ValueError:
+        return False
+    return True
+
+
 def _sha256(path: Path) -> str:
     """Hex digest of a file's bytes (recorded in config.json)."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -317,15 +428,15 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
                progress: Callable[[int], None] | None = None) -> Any:
     """Replay ``spec``; write its output folder to ``out`` (if given); the result.
 
-    Loads the hardware and the trace (a :class:`rollmux.traces.errors.TraceError` lists
-    an invalid trace's problems), applies the SLO setting, runs
+    Loads the hardware, the trace (a :class:`rollmux.traces.errors.TraceError` lists
+    an invalid trace's problems) and the failure list (:func:`read_failures`), applies
+    the SLO setting, runs
     :func:`rollmux.sim.engine.simulate_trace` and completes the resolved configuration
     (``config.json``) with the spec. Returns the
     :class:`~rollmux.sim.records.SimulationResult`. ``progress(n)`` is called as jobs
     finish.
     """
     from rollmux.hardware import load_hardware
-    from rollmux.sim.drift import read_failures_csv
     from rollmux.sim.engine import SimConfig, simulate_trace
     from rollmux.traces.loader import load_trace
 
@@ -333,7 +444,8 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
     hw = load_hardware(spec.hardware, overrides or None)
     options, limit_applied = spec.policy_options()
     jobs = override_slos(load_trace(spec.trace, hw), parse_slo(spec.slo), spec.seed)
-    failures = read_failures_csv(spec.failures) if spec.failures else ()
+    failures = read_failures(spec.failures, [job.job_id for job in jobs]) if spec.failures \
+        else ()
     config = SimConfig(
         fidelity=spec.fidelity,
         stochastic=spec.stochastic,

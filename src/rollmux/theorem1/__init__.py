@@ -21,13 +21,11 @@ from rollmux.theorem1.boundary import (
     evaluate,
     generate,
     instance_table,
-    main,
     order_search_gap,
     summarise,
     t_cycle_s,
     t_load_s,
     unsaturate,
-    write_csv_atomic,
 )
 
 __all__ = [
@@ -39,11 +37,9 @@ __all__ = [
     "evaluate",
     "generate",
     "instance_table",
-    "main",
     "order_search_gap",
     "summarise",
     "t_cycle_s",
     "t_load_s",
     "unsaturate",
-    "write_csv_atomic",
 ]

@@ -1,5 +1,5 @@
-"""``python -m rollmux.theorem1``: the boundary map CLI."""
+"""``python -m rollmux.theorem1``: the ``rollmux theorem1`` command (boundary map)."""
 
-from rollmux.theorem1.boundary import main
+from rollmux.theorem1.cli import main
 
 raise SystemExit(main())

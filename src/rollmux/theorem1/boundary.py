@@ -41,18 +41,15 @@ with one iteration per job already reaches the optimum; empty when there are non
 duration; ``r=..;t=..;R=..;T=..`` with per-job durations and pinned node ids, ``+``
 joining the nodes of a job spanning several) and ``min_counterexample_util_ratio``.
 
-Run: ``python -m rollmux.theorem1 --instances 100 --seed 0 --out results/theorem1/summary.csv``.
+Run: ``rollmux theorem1 --instances 100 --seed 0 --out results/theorem1/summary.csv``
+(or ``python -m rollmux.theorem1`` with the same options; :mod:`rollmux.theorem1.cli`).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -307,8 +304,13 @@ def evaluate(instance: Instance, objective: Objective = "aggregate") -> dict[str
     }
 
 
-def instance_table(n_instances: int, seed: int) -> pd.DataFrame:
-    """One row per (family, instance): the per-instance comparison behind :func:`boundary_map`."""
+def instance_table(
+    n_instances: int, seed: int, progress: Callable[[int], object] | None = None
+) -> pd.DataFrame:
+    """One row per (family, instance): the per-instance comparison behind :func:`boundary_map`.
+
+    ``progress(1)`` is called after each instance.
+    """
     rows = []
     for k, family in enumerate(FAMILIES):
         rng = np.random.default_rng([seed, k])
@@ -320,6 +322,8 @@ def instance_table(n_instances: int, seed: int) -> pd.DataFrame:
             row["index"] = i
             row["_size"] = instance.size_key()
             rows.append(row)
+            if progress is not None:
+                progress(1)
     return pd.DataFrame(rows)
 
 
@@ -371,14 +375,19 @@ def boundary_map(n_instances: int, seed: int) -> pd.DataFrame:
 # --------------------------------------------------------------------------- order-search gap
 
 
-def order_search_gap(n_instances: int, seed: int, exact_limit: int = 20_000) -> pd.DataFrame:
+def order_search_gap(
+    n_instances: int,
+    seed: int,
+    exact_limit: int = 20_000,
+    progress: Callable[[int], object] | None = None,
+) -> pd.DataFrame:
     """Heuristic vs exhaustive :func:`best_node_orders` on random small crossing instances.
 
     Instances: 4-5 jobs, random durations 1..9 (saturated or not), 2 rollout + 2 training
     nodes, each job on one node of a pool or (probability 0.3) on both; instances whose
     search space exceeds ``exact_limit`` are redrawn. One row per instance: round-robin
     (index order), exact and heuristic periods, the lower bound ``max(T_load, T_cycle)``
-    and ``gap = heuristic / exact - 1``.
+    and ``gap = heuristic / exact - 1``. ``progress(1)`` is called after each instance.
     """
     rng = np.random.default_rng([seed, 99])
     rows: list[dict[str, object]] = []
@@ -407,51 +416,10 @@ def order_search_gap(n_instances: int, seed: int, exact_limit: int = 20_000) -> 
                 "heuristic_evaluations": heuristic.n_evaluated,
             }
         )
+        if progress is not None:
+            progress(1)
     return pd.DataFrame(rows)
 
 
 def _gang_or_single(rng: np.random.Generator) -> tuple[int, ...]:
     return (0, 1) if rng.random() < 0.3 else (int(rng.integers(2)),)
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def write_csv_atomic(frame: pd.DataFrame, path: Path) -> None:
-    """Write ``frame`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as handle:
-            frame.to_csv(handle, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: write the boundary map (and optionally the order-search gap table) as CSV."""
-    parser = argparse.ArgumentParser(
-        prog="python -m rollmux.theorem1", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--instances", type=int, default=100, help="random instances per family")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the numpy Generator")
-    parser.add_argument(
-        "--out", type=Path, default=Path("results/theorem1/summary.csv"), help="summary CSV"
-    )
-    parser.add_argument("--instances-out", type=Path, default=None, help="per-instance CSV")
-    parser.add_argument("--gap-out", type=Path, default=None, help="order-search gap CSV")
-    parser.add_argument("--gap-instances", type=int, default=300, help="instances for the gap")
-    args = parser.parse_args(argv)
-    table = instance_table(args.instances, args.seed)
-    write_csv_atomic(summarise(table), args.out)
-    if args.instances_out is not None:
-        write_csv_atomic(table.drop(columns=["_size"]), args.instances_out)
-    if args.gap_out is not None:
-        write_csv_atomic(order_search_gap(args.gap_instances, args.seed), args.gap_out)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

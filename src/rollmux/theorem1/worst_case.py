@@ -41,10 +41,9 @@ the ratio is achieved) and a proven upper bound on that instance's ratio
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
@@ -62,6 +61,7 @@ from rollmux.theorem1.boundary import (
 )
 
 __all__ = [
+    "BUDGET_FLAGS",
     "CHECK_COLUMNS",
     "WORST_CASE_COLUMNS",
     "Budget",
@@ -310,7 +310,7 @@ class Budget:
 
 
 # Command-line flags of the budget: (flag, Budget field, help).
-_BUDGET_FLAGS: tuple[tuple[str, str, str], ...] = (
+BUDGET_FLAGS: tuple[tuple[str, str, str], ...] = (
     ("--max-multiplicity", "max_multiplicity", "iterations per job and meta-iteration, 1..M"),
     ("--examples", "examples", "Hypothesis draws per cell"),
     ("--generations", "optimizer_generations", "optimiser generations"),
@@ -621,25 +621,25 @@ def worst_case_table(
     max_duration_s: int,
     budget: Budget,
     seed: int = 0,
-    progress: bool = False,
+    progress: Callable[[str], object] | None = None,
 ) -> pd.DataFrame:
     """One row per (family, objective, group size): :data:`WORST_CASE_COLUMNS`.
 
     Sizes run in increasing order; each cell also starts from the previous size's worst
-    instance grown by a unit job (:func:`extend`).
+    instance grown by a unit job (:func:`extend`). ``progress(label)`` is called after
+    each of the ``len(cells(families)) * len(sizes)`` cells.
     """
     plan = [(f, o, n) for f, o in cells(families) for n in sorted(sizes)]
     rows = []
     previous: dict[tuple[str, str, int], Genome] = {}
-    with _progress(progress, "worst case", len(plan)) as bar:
-        for family, objective, n in plan:
-            bar.set_postfix_str(f"{family} {objective} n={n}")
-            smaller = previous.get((family, objective, n - 1))
-            starts = [extend(Domain(family, n, max_duration_s), smaller)] if smaller else []
-            row, genome = _search(family, objective, n, max_duration_s, budget, seed, starts)
-            previous[(family, objective, n)] = genome
-            rows.append(row)
-            bar.update()
+    for family, objective, n in plan:
+        smaller = previous.get((family, objective, n - 1))
+        starts = [extend(Domain(family, n, max_duration_s), smaller)] if smaller else []
+        row, genome = _search(family, objective, n, max_duration_s, budget, seed, starts)
+        previous[(family, objective, n)] = genome
+        rows.append(row)
+        if progress is not None:
+            progress(f"{family} {objective} n={n}")
     return pd.DataFrame(rows, columns=list(WORST_CASE_COLUMNS))
 
 
@@ -687,81 +687,34 @@ def check_table(
     max_duration_s: int,
     budget: Budget,
     seed: int = 0,
-    progress: bool = False,
+    progress: Callable[[str], object] | None = None,
 ) -> pd.DataFrame:
-    """Exhaustive maximum vs the adversarial search on small domains (:data:`CHECK_COLUMNS`)."""
+    """Exhaustive maximum vs the adversarial search on small domains (:data:`CHECK_COLUMNS`);
+    ``progress(label)`` is called after each cell."""
     plan = [(f, o, n) for f, o in cells(families) for n in sizes]
     rows = []
-    with _progress(progress, "exhaustive check", len(plan)) as bar:
-        for family, objective, n in plan:
-            bar.set_postfix_str(f"{family} {objective} n={n}")
-            truth, n_domain, inexact = exhaustive_cell(family, objective, n, max_duration_s,
-                                                       budget)
-            found = search_cell(family, objective, n, max_duration_s, budget, seed)
-            rows.append(
-                {
-                    "family": family,
-                    "objective": objective,
-                    "n_jobs": n,
-                    "max_multiplicity": budget.max_multiplicity,
-                    "max_duration_s": max_duration_s,
-                    "n_domain": n_domain,
-                    "n_inexact": inexact,
-                    "exhaustive_ratio": truth.ratio,
-                    "exhaustive_instance": truth.instance.compact(),
-                    "search_ratio": found["ratio"],
-                    "search_instance": found["instance"],
-                    "search_reaches_exhaustive": bool(
-                        float(found["ratio"]) >= truth.ratio * (1.0 - REL_TOL)  # type: ignore[arg-type]
-                    ),
-                }
-            )
-            bar.update()
+    for family, objective, n in plan:
+        truth, n_domain, inexact = exhaustive_cell(family, objective, n, max_duration_s,
+                                                   budget)
+        found = search_cell(family, objective, n, max_duration_s, budget, seed)
+        rows.append(
+            {
+                "family": family,
+                "objective": objective,
+                "n_jobs": n,
+                "max_multiplicity": budget.max_multiplicity,
+                "max_duration_s": max_duration_s,
+                "n_domain": n_domain,
+                "n_inexact": inexact,
+                "exhaustive_ratio": truth.ratio,
+                "exhaustive_instance": truth.instance.compact(),
+                "search_ratio": found["ratio"],
+                "search_instance": found["instance"],
+                "search_reaches_exhaustive": bool(
+                    float(found["ratio"]) >= truth.ratio * (1.0 - REL_TOL)  # type: ignore[arg-type]
+                ),
+            }
+        )
+        if progress is not None:
+            progress(f"{family} {objective} n={n}")
     return pd.DataFrame(rows, columns=list(CHECK_COLUMNS))
-
-
-def _progress(enabled: bool, desc: str, total: int):  # type: ignore[no-untyped-def]
-    """A tqdm bar on stderr (disabled unless ``enabled``)."""
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="cell", disable=not enabled, leave=False)
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: write the worst-case table (and optionally the exhaustive check) as CSV."""
-    from pathlib import Path
-
-    from rollmux.io import write_csv
-
-    parser = argparse.ArgumentParser(
-        prog="python -m rollmux.theorem1.worst_case", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
-    parser.add_argument("--sizes", nargs="+", type=int, default=[2, 3, 4, 5, 6])
-    parser.add_argument("--max-duration", type=int, default=9, help="durations 1..D (s)")
-    defaults = Budget()
-    for flag, name, help_text in _BUDGET_FLAGS:
-        parser.add_argument(flag, type=int, dest=name, default=getattr(defaults, name),
-                            help=help_text)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("results/theorem1/worst_case.csv"))
-    parser.add_argument("--check-out", type=Path, default=None, help="exhaustive check CSV")
-    parser.add_argument("--check-sizes", nargs="+", type=int, default=[2])
-    parser.add_argument("--check-max-duration", type=int, default=3)
-    args = parser.parse_args(argv)
-    budget = Budget.from_settings({name: getattr(args, name) for _, name, _ in _BUDGET_FLAGS})
-    table = worst_case_table(args.families, args.sizes, args.max_duration, budget, args.seed,
-                             progress=True)
-    write_csv(table, args.out, float_format="%.9g")
-    if args.check_out is not None:
-        check = check_table(args.families, args.check_sizes, args.check_max_duration, budget,
-                            args.seed, progress=True)
-        write_csv(check, args.check_out, float_format="%.9g")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,31 +1,44 @@
 """`rollmux trace validate|generate|adapt|stats`: the trace command line.
 
-Every sub-command returns an exit code and never lets a traceback reach the user:
-0 success, 1 invalid input (one located problem per line on stderr), 2 usage or
-environment error.
+Failures go through the one error path of :func:`rollmux.cliutil.run`: an invalid trace
+prints one located problem per line (`rollmux: error: file:line: row R, column C: ...`)
+and exits 1; a bad argument exits 2 (exit statuses: :class:`rollmux.errors.ExitStatus`).
+Output files are checked when the arguments are parsed and written atomically, after the
+loader has validated what was generated.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rollmux.cliutil import (
+    add_hardware,
+    add_quiet,
+    add_seed,
+    command_main,
+    elapsed_bar,
+    input_file,
+    integer,
+    number,
+    output_file,
+)
+from rollmux.errors import ExitStatus, UsageError, printable
+from rollmux.io import atomic_write, write_text
 from rollmux.traces import adapters, generate
-from rollmux.traces.errors import TraceError
-from rollmux.traces.loader import FILE_MODE, load_trace, trace_text
+from rollmux.traces.loader import load_trace, trace_text
 from rollmux.traces.stats import stats_table, summary_lines
 
-EXIT_OK = 0
-EXIT_INVALID = 1
-EXIT_USAGE = 2
 GENERATORS = ("production", "simulation", "microbench")
 #: Arrival horizon per adapter when --horizon-h is absent: two weeks (§6.4), 580 h (§6.5).
 HORIZON_DEFAULT_H = {"alibaba": 336.0, "philly": 580.0}
+#: Longest arrival horizon or job duration accepted by the adapters: a year.
+HOURS_MAX = 8784.0
+#: Most jobs an adapter samples.
+JOBS_MAX = 1_000_000
 
 
 def _hardware(args: argparse.Namespace) -> Any:
@@ -35,69 +48,52 @@ def _hardware(args: argparse.Namespace) -> Any:
     return load_hardware(getattr(args, "hardware", None))
 
 
-def _guarded(body: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Wrap a command so TraceError, ValueError and OSError become messages and exit codes."""
-
-    def run(args: argparse.Namespace) -> int:
-        """Run the command body, converting failures to one-line messages."""
-        try:
-            return body(args)
-        except TraceError as exc:
-            for problem in exc.problems:
-                print(problem, file=sys.stderr)
-            print(f"{len(exc.problems)} problem(s) found", file=sys.stderr)
-            return EXIT_INVALID
-        except (ValueError, OSError, KeyError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except Exception as exc:  # last resort: the contract is "no traceback"
-            print(f"internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-
-    run.__name__ = body.__name__
-    run.__doc__ = body.__doc__
-    return run
+def _csv_output(text: str) -> Path:
+    """Argument type of a generated trace: a writable path ending in .csv."""
+    path = output_file(text)
+    if path.suffix.lower() != ".csv":
+        raise argparse.ArgumentTypeError(f"{text}: a trace file must end in .csv")
+    return path
 
 
 def _write_validated(result: generate.Generated, out: Path, hw: Any) -> None:
-    """Write a generated trace via a temp file, validate it with the loader, then os.replace."""
-    if out.suffix.lower() != ".csv":
-        raise ValueError(f"--out must be a .csv file, got {out}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".csv", dir=out.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(trace_text(result.jobs, result.comments))
-            stream.flush()
-            os.fsync(stream.fileno())
-        load_trace(temp_name, hw)
-        os.chmod(temp_name, FILE_MODE)
-        os.replace(temp_name, out)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+    """Write a generated trace to a temporary file, validate it with the loader, rename it."""
+
+    def write(tmp: Path) -> None:
+        """The trace text, then the loader's full validation of the written bytes."""
+        tmp.write_text(trace_text(result.jobs, result.comments), encoding="utf-8")
+        load_trace(tmp, hw)
+
+    atomic_write(out, write)
 
 
 def _report(result: generate.Generated, out: Path) -> None:
     """Print achieved statistics beside the targets and where the trace went."""
     for line in generate.statistics_lines(result):
-        print(line)
-    print(f"wrote {out} ({len(result.jobs)} jobs)")
+        print(printable(line))
+    print(f"wrote {printable(out)} ({len(result.jobs)} jobs)")
 
 
-@_guarded
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate a trace file; print a summary (exit 0) or one line per problem (exit 1)."""
     hw = _hardware(args)
     jobs = load_trace(args.file, hw)
     for line in summary_lines(str(args.file), jobs, hw):
-        print(line)
-    return EXIT_OK
+        print(printable(line))
+    return ExitStatus.OK
 
 
-@_guarded
 def cmd_generate(args: argparse.Namespace) -> int:
     """Generate a synthetic trace (production, simulation or microbench) deterministically."""
+    with elapsed_bar(f"trace generate {args.kind}", quiet=args.quiet):
+        result, hw = _generated(args)
+        _write_validated(result, args.out, hw)
+    _report(result, args.out)
+    return ExitStatus.OK
+
+
+def _generated(args: argparse.Namespace) -> tuple[generate.Generated, Any]:
+    """The trace `trace generate` asks for, and the hardware it was generated for."""
     hw = _hardware(args)
     workloads = generate.load_workloads(args.workloads)
     if args.kind == "production":
@@ -113,18 +109,34 @@ def cmd_generate(args: argparse.Namespace) -> int:
         )
     else:
         result = generate.generate_microbench(args.seed, hw)
-    _write_validated(result, args.out, hw)
-    _report(result, args.out)
-    return EXIT_OK
+    return result, hw
 
 
-@_guarded
 def cmd_adapt(args: argparse.Namespace) -> int:
     """Adapt a public cluster trace (alibaba or philly) into a rollmux trace."""
-    hw = _hardware(args)
+    match = None
+    if args.source == "alibaba" and args.max_duration_h is not None:
+        raise UsageError("--max-duration-h applies to `trace adapt philly` only")
+    if args.source == "philly" and (args.mean_duration_h is not None
+                                    or args.max_duration_h is not None):
+        if args.mean_duration_h is None or args.max_duration_h is None:
+            raise UsageError("give both --mean-duration-h and --max-duration-h, or neither")
+        if not args.mean_duration_h < args.max_duration_h:
+            raise UsageError(f"--mean-duration-h {args.mean_duration_h:g} h must be below "
+                             f"--max-duration-h {args.max_duration_h:g} h")
+        match = (args.mean_duration_h, args.max_duration_h)
+    with elapsed_bar(f"trace adapt {args.source}", quiet=args.quiet):
+        hw = _hardware(args)
+        result = _adapted(args, hw, match)
+        _write_validated(result, args.out, hw)
+    _report(result, args.out)
+    return ExitStatus.OK
+
+
+def _adapted(args: argparse.Namespace, hw: Any, match: tuple[float, float] | None
+             ) -> generate.Generated:
+    """The trace `trace adapt` asks for."""
     workloads = generate.load_workloads(args.workloads)
-    if not Path(args.path).is_file():
-        raise ValueError(f"--path {args.path}: file not found")
     horizon_h = args.horizon_h if args.horizon_h is not None else HORIZON_DEFAULT_H[args.source]
     if args.source == "alibaba":
         result = adapters.adapt_alibaba(
@@ -138,11 +150,6 @@ def cmd_adapt(args: argparse.Namespace) -> int:
             workloads=workloads,
         )
     else:
-        match = None
-        if args.mean_duration_h is not None or args.max_duration_h is not None:
-            if args.mean_duration_h is None or args.max_duration_h is None:
-                raise ValueError("give both --mean-duration-h and --max-duration-h, or neither")
-            match = (args.mean_duration_h, args.max_duration_h)
         result = adapters.adapt_philly(
             args.path,
             seed=args.seed,
@@ -153,12 +160,9 @@ def cmd_adapt(args: argparse.Namespace) -> int:
             hw=hw,
             workloads=workloads,
         )
-    _write_validated(result, args.out, hw)
-    _report(result, args.out)
-    return EXIT_OK
+    return result
 
 
-@_guarded
 def cmd_stats(args: argparse.Namespace) -> int:
     """Print a trace's statistics beside the paper's (or write them as CSV with --out)."""
     hw = _hardware(args)
@@ -166,26 +170,24 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.out is None:
         print(table.to_string(index=False))
     else:
-        from rollmux.traces.loader import atomic_write_text
-
-        atomic_write_text(args.out, table.to_csv(index=False, lineterminator="\n"))
-        print(f"wrote {args.out}")
-    return EXIT_OK
+        write_text(args.out, table.to_csv(index=False, lineterminator="\n"))
+        print(f"wrote {printable(args.out)}")
+    return ExitStatus.OK
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     """Options every trace sub-command accepts."""
-    parser.add_argument(
-        "--hardware", type=Path, default=None, help="hardware YAML (default: packaged)"
-    )
+    add_hardware(parser)
 
 
 def _generation_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by generate and adapt."""
-    parser.add_argument("--seed", type=int, default=0, help="seed of the numpy Generator")
-    parser.add_argument("--out", type=Path, required=True, help="output CSV (written atomically)")
+    add_seed(parser, "seed of the numpy Generator")
+    parser.add_argument("--out", type=_csv_output, required=True,
+                        help="output CSV (validated, then written atomically)")
     parser.add_argument(
-        "--workloads", type=Path, default=None, help="workload estimates YAML (default: packaged)"
+        "--workloads", type=input_file, default=None,
+        help="workload estimates YAML (default: packaged)"
     )
     parser.add_argument(
         "--profile",
@@ -200,7 +202,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = trace.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
 
     validate = commands.add_parser("validate", help="check a trace file against the schema")
-    validate.add_argument("file", type=Path)
+    validate.add_argument("file", type=input_file)
     _common(validate)
     validate.set_defaults(func=cmd_validate)
 
@@ -213,35 +215,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="simulation durations: real Philly CSV, committed fit, or csv-if-present",
     )
-    gen.add_argument("--philly-path", type=Path, default=None, help="philly_runtime.csv")
+    gen.add_argument("--philly-path", type=input_file, default=None, help="philly_runtime.csv")
     _common(gen)
+    add_quiet(gen)
     gen.set_defaults(func=cmd_generate)
 
     adapt = commands.add_parser("adapt", help="adapt a public GPU-cluster trace")
     adapt.add_argument("source", choices=("alibaba", "philly"))
-    adapt.add_argument("--path", type=Path, required=True, help="the public trace file")
+    adapt.add_argument("--path", type=input_file, required=True, help="the public trace file")
     _generation_options(adapt)
-    adapt.add_argument("--horizon-h", type=float, default=None, help="arrival horizon (h)")
-    adapt.add_argument("--mean-duration-h", type=float, default=None)
-    adapt.add_argument("--max-duration-h", type=float, default=None, help="philly only")
-    adapt.add_argument("--min-gpus", type=int, default=2, help="alibaba: smallest pod kept")
-    adapt.add_argument("--jobs", type=int, default=300, help="philly: jobs to sample")
+    hours = number(above=0.0, high=HOURS_MAX)
+    adapt.add_argument("--horizon-h", type=hours, default=None,
+                       help="arrival horizon (h; default 336 for alibaba, 580 for philly)")
+    adapt.add_argument("--mean-duration-h", type=hours, default=None,
+                       help="mean job duration (h)")
+    adapt.add_argument("--max-duration-h", type=hours, default=None,
+                       help="philly only: longest job duration (h), with --mean-duration-h")
+    adapt.add_argument("--min-gpus", type=integer(1, 1_000_000), default=2,
+                       help="alibaba: smallest pod kept (GPUs)")
+    adapt.add_argument("--jobs", type=integer(1, JOBS_MAX), default=300,
+                       help="philly: jobs to sample")
     _common(adapt)
+    add_quiet(adapt)
     adapt.set_defaults(func=cmd_adapt)
 
     stats = commands.add_parser("stats", help="trace statistics beside the paper's")
-    stats.add_argument("file", type=Path)
+    stats.add_argument("file", type=input_file)
     stats.add_argument("--kind", choices=(*GENERATORS, "other"), default="other")
-    stats.add_argument("--out", type=Path, default=None)
+    stats.add_argument("--out", type=output_file, default=None,
+                       help="CSV to write (default: print a table)")
     _common(stats)
     stats.set_defaults(func=cmd_stats)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry point (`python -m rollmux.traces.cli trace ...`)."""
-    from rollmux.cli import run_standalone
-
-    return run_standalone(register, argv)
+def main(argv: Sequence[str] | None = None) -> int:
+    """Stand-alone entry point (``python -m rollmux.traces.cli trace ...``)."""
+    return command_main(register, (), argv)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import numpy as np
 import yaml
 from scipy.optimize import brentq
 
+from rollmux.io import read_yaml
 from rollmux.traces import philly
 from rollmux.traces.stats import PAPER_TARGETS, job_summary
 
@@ -50,8 +51,7 @@ def load_workloads(path: str | Path | None = None) -> dict[str, Any]:
     """Workload estimates from `path`, or the packaged workloads.yaml when None."""
     if path is None:
         return _packaged_workloads()
-    with open(path, encoding="utf-8") as stream:
-        document = yaml.safe_load(stream)
+    document = read_yaml(path)
     if not isinstance(document, dict) or not {"production", "simulation", "profiles"} <= set(
         document
     ):

@@ -9,7 +9,6 @@ import io
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,15 +16,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rollmux.errors import shorten
 from rollmux.jobs import PHASE_TIME_FIELDS
 from rollmux.traces.errors import ANY_COLUMN, HEADER_ROW, Problem, TraceError
 from rollmux.traces.hwview import HardwareView, hardware_view
-from rollmux.traces.schema import SUPPORTED_VERSIONS, ColumnSpec, TraceSchema, load_schema
+from rollmux.traces.schema import (
+    SUPPORTED_VERSIONS,
+    ColumnSpec,
+    TraceSchema,
+    bound_text,
+    load_schema,
+)
 
 _VERSION_RE = re.compile(r"^#\s*schema_version\s*:\s*(\S+)\s*$")
 # A NaN or infinity literal at the start of a cell: such files take the exact path.
 _NAN_INF_RE = re.compile(r"(?:^|,)\s*[+-]?(?:nan|inf)", re.IGNORECASE | re.MULTILINE)
 _PARQUET_SUFFIXES = (".parquet", ".pq")
+# C0 and C1 control characters and DEL: never part of an id or a label (a NUL in a job
+# id, an escape sequence in a workload name).
+_CONTROL_RE = "[\x00-\x1f\x7f-\x9f]"
 #: Permissions of written traces (mkstemp would leave them owner-only).
 FILE_MODE = 0o644
 # Integers beyond this lose exactness as floats; no sensible trace value comes near it.
@@ -317,6 +326,10 @@ def _column_values(
             report(empty & valid, "missing value (column is required)")
             valid &= ~empty
         if spec.type == "str":
+            controls = (stripped.str.contains(_CONTROL_RE, regex=True) & valid).to_numpy()
+            report(controls, lambda i: f"control characters are not allowed: "
+                   f"{shorten(str(stripped.iloc[i]))!r}")
+            valid &= ~controls
             values = stripped.where(~empty, spec.default if spec.default is not None else "")
             return values, valid
         numbers = pd.to_numeric(stripped.where(~empty & valid, None), errors="coerce")
@@ -337,23 +350,28 @@ def _column_values(
         report(infinite, "value is not finite")
         valid &= ~(unparsable | (present & is_nan_text) | infinite)
     finite = present & valid
-    if spec.type == "int":
-        with np.errstate(invalid="ignore"):
-            not_integral = finite & (
-                (np.floor(number_array) != number_array) | (np.abs(number_array) >= _INT_LIMIT)
-            )
-        report(not_integral, lambda i: f"not an integer: {text(i)!r}")
-        valid &= ~not_integral
-        finite &= ~not_integral
+    # Bounds before integrality: a 20-digit integer is out of range, not "not an integer".
     if spec.gt is not None:
         low = finite & ~(number_array > spec.gt)
-        report(low, lambda i: f"{text(i)} must be > {spec.gt:g}{_unit(spec)}")
+        report(low, lambda i: f"{text(i)} must be > {bound_text(spec.gt)}{_unit(spec)}")
         valid &= ~low
         finite &= ~low
     if spec.ge is not None:
         low = finite & ~(number_array >= spec.ge)
-        report(low, lambda i: f"{text(i)} must be >= {spec.ge:g}{_unit(spec)}")
+        report(low, lambda i: f"{text(i)} must be >= {bound_text(spec.ge)}{_unit(spec)}")
         valid &= ~low
+        finite &= ~low
+    upper = spec.le if spec.le is not None else (_INT_LIMIT - 1 if spec.type == "int" else None)
+    if upper is not None:
+        high = finite & ~(number_array <= upper)
+        report(high, lambda i: f"{text(i)} is out of range: must be <= "
+               f"{bound_text(upper)}{_unit(spec)}")
+        valid &= ~high
+        finite &= ~high
+    if spec.type == "int":
+        not_integral = finite & (np.floor(number_array) != number_array)
+        report(not_integral, lambda i: f"not an integer: {text(i)!r}")
+        valid &= ~not_integral
     if spec.default is not None:
         numbers = numbers.where(~empty, float(spec.default))
     return numbers, valid
@@ -887,20 +905,9 @@ def trace_text(jobs: Iterable[Any] | pd.DataFrame, comments: Sequence[str] = ())
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     """Write text to path via a temporary file in the same folder and os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temp_name, FILE_MODE)
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-    return path
+    from rollmux.io import write_text
+
+    return write_text(Path(path), text)
 
 
 def write_trace(

@@ -37,6 +37,7 @@ _META_SCHEMA: dict[str, Any] = {
                     "default": {"type": ["string", "number", "null"]},
                     "gt": {"type": "number"},
                     "ge": {"type": "number"},
+                    "le": {"type": "number"},
                     "node_multiple": {"type": "boolean"},
                     "gpu_type": {"type": "boolean"},
                     "host_mem": {"type": "boolean"},
@@ -51,7 +52,11 @@ _META_SCHEMA: dict[str, Any] = {
 
 @dataclass(frozen=True, slots=True)
 class ColumnSpec:
-    """One trace column: name, type, default and the rules its values obey."""
+    """One trace column: name, type, default and the rules its values obey.
+
+    ``gt``/``ge`` (lower) and ``le`` (upper) bound the values: what the model needs, and
+    beyond that the plausible range (schema.yaml's header).
+    """
 
     name: str
     type: str
@@ -62,6 +67,7 @@ class ColumnSpec:
     default: str | int | float | None = None
     gt: float | None = None
     ge: float | None = None
+    le: float | None = None
     node_multiple: bool = False
     gpu_type: bool = False
     host_mem: bool = False
@@ -122,6 +128,12 @@ def load_schema() -> TraceSchema:
     return parse_schema(yaml.safe_load(text))
 
 
+def bound_text(value: float) -> str:
+    """A bound as messages and the README show it: whole numbers in full (31536000),
+    others in ``%g`` (0.01)."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
 def schema_markdown(schema: TraceSchema | None = None) -> str:
     """The schema as a Markdown table (column, type, unit, meaning, required/default)."""
     schema = schema or load_schema()
@@ -132,9 +144,11 @@ def schema_markdown(schema: TraceSchema | None = None) -> str:
     for c in schema.columns:
         rules = []
         if c.gt is not None:
-            rules.append(f"> {c.gt:g}")
+            rules.append(f"> {bound_text(c.gt)}")
         if c.ge is not None:
-            rules.append(f">= {c.ge:g}")
+            rules.append(f">= {bound_text(c.ge)}")
+        if c.le is not None:
+            rules.append(f"<= {bound_text(c.le)}")
         if c.unique:
             rules.append("unique")
         if c.node_multiple:
