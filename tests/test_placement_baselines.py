@@ -366,11 +366,10 @@ def test_declared_options_match_every_constructor() -> None:
     (classes whose constructor forwards ``**options``, the variants, declare a subset)."""
     import inspect
 
-    from rollmux.placement import policy_names
-    from rollmux.placement.base import _factory, policy_options
+    from rollmux.placement import policy_class, policy_names, policy_options
 
     for name in policy_names():
-        factory = _factory(name)
+        factory = policy_class(name)
         if not isinstance(factory, type):
             continue
         params = list(inspect.signature(factory).parameters.values())

@@ -1,28 +1,27 @@
-"""The placement interface: decisions, job profiles, the policy base class and the registry.
+"""The placement interface: decisions, job profiles, the policy base class and helpers.
 
 A policy is a pure decision over a snapshot: ``policy.place(job, snapshot)`` returns a
 :class:`Placement` (one job onto concrete nodes) or a :class:`Regrouping` (a new partition
-of all active jobs plus the arrival); it reads no clock and does no I/O. Policies are
-registered by name (:func:`register_policy`) and built with :func:`get_policy`.
+of all active jobs plus the arrival); it reads no clock and does no I/O. The registry of
+policies by name is :mod:`rollmux.placement.registry`.
 
 Each policy class declares what it accepts as class attributes, so callers (the replay
 driver, the CLI, the workflow) ask the class instead of trying a call: ``options``, the
 keyword options of its constructor (``seed`` when it draws random numbers,
 ``max_group_size`` when it takes a group-size limit, ``regroup_interval_s`` when it
 regroups periodically), and ``shares_nodes``, False when every group holds one job (a
-group-size limit can never bind). :func:`policy_options` and :func:`policy_shares_nodes`
-read them by policy name.
+group-size limit can never bind). The registry's ``policy_options`` and
+``policy_shares_nodes`` read them by policy name.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Any, ClassVar, TypeVar, get_type_hints
+from typing import Any, ClassVar
 
 from rollmux.closedform import JobPhases, job_phases_from_rljob
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
@@ -47,7 +46,6 @@ __all__ = [
     "admissible_profile",
     "check_max_group_size",
     "feasible_nodes",
-    "get_policy",
     "group_member",
     "group_members",
     "group_model",
@@ -55,11 +53,7 @@ __all__ = [
     "member_phases",
     "new_group_placement",
     "node_price_usd_per_h",
-    "policy_names",
-    "policy_options",
-    "policy_shares_nodes",
     "profile_or_reason",
-    "register_policy",
     "rejected",
 ]
 
@@ -247,99 +241,6 @@ class PlacementPolicy(ABC):
     def regroup(self, snapshot: ClusterSnapshot) -> Regrouping | None:
         """A periodic re-partition due at ``snapshot.time_s`` (None: this policy never does)."""
         return None
-
-
-_REGISTRY: dict[str, Callable[..., PlacementPolicy]] = {}
-P = TypeVar("P", bound=Callable[..., PlacementPolicy])
-
-
-def register_policy(name: str) -> Callable[[P], P]:
-    """Class (or factory) decorator registering a policy under ``name``."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
-
-    def deco(factory: P) -> P:
-        if name in _REGISTRY and _REGISTRY[name] is not factory:
-            raise ValueError(f"name {name!r} is already registered")
-        _REGISTRY[name] = factory
-        return factory
-
-    return deco
-
-
-def _load_builtin_policies() -> None:
-    """Import the policy modules so that their registrations run."""
-    from rollmux.placement import (  # noqa: F401
-        gavel_plus,
-        greedy,
-        optimal,
-        random_policy,
-        regroup,
-        rollmux,
-        rollmux_repeat,
-        solo_d,
-        variants,
-        verl,
-    )
-
-
-def policy_names() -> tuple[str, ...]:
-    """Every registered policy name, sorted."""
-    _load_builtin_policies()
-    return tuple(sorted(_REGISTRY))
-
-
-def _declared_options(factory: Callable[..., Any]) -> frozenset[str]:
-    """The keyword options a policy class (or factory) accepts.
-
-    The class's ``options`` attribute when it declares one; otherwise (a fallback for
-    policies that do not declare it yet) the named parameters of its constructor, and
-    for a factory taking ``**options`` those of the policy class it returns.
-    """
-    declared = getattr(factory, "options", None)
-    if declared is not None:
-        return frozenset(declared)
-    params = list(inspect.signature(factory).parameters.values())
-    named = {p.name for p in params if p.kind in (
-        p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        returned = None if isinstance(factory, type) else get_type_hints(factory).get("return")
-        if isinstance(returned, type) and issubclass(returned, PlacementPolicy):
-            named |= _declared_options(returned)
-    return frozenset(named)
-
-
-def _factory(name: str) -> Callable[..., PlacementPolicy]:
-    """The registered class (or factory) of ``name``; ValueError lists valid names."""
-    _load_builtin_policies()
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(f"unknown policy {name!r}; valid names: {', '.join(policy_names())}")
-    return _REGISTRY[name]
-
-
-def policy_options(name: str) -> frozenset[str]:
-    """The keyword options policy ``name`` accepts (e.g. ``seed``, ``max_group_size``)."""
-    return _declared_options(_factory(name))
-
-
-def policy_shares_nodes(name: str) -> bool:
-    """False when every group of policy ``name`` holds one job (a group-size limit is moot)."""
-    factory = _factory(name)
-    if not isinstance(factory, type):
-        returned = get_type_hints(factory).get("return")
-        factory = returned if isinstance(returned, type) else PlacementPolicy
-    return bool(getattr(factory, "shares_nodes", True))
-
-
-def get_policy(name: str, **options: Any) -> PlacementPolicy:
-    """The policy registered as ``name`` built with ``options``; ValueError lists valid names."""
-    factory = _factory(name)
-    unknown = sorted(set(options) - _declared_options(factory))
-    if unknown:
-        accepted = ", ".join(sorted(_declared_options(factory))) or "none"
-        raise ValueError(f"policy {name!r} does not take option(s) {', '.join(unknown)} "
-                         f"(it takes: {accepted})")
-    return factory(**options)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -22,8 +22,9 @@ import numpy as np
 from rollmux.group import CoExecutionGroup, node_capacity_from_hardware
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.phasetimes import phase_times
-from rollmux.placement.base import get_policy, group_members, job_profile
+from rollmux.placement.base import group_members, job_profile
 from rollmux.placement.jobmix import production_mix
+from rollmux.placement.registry import get_policy
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, apply, empty_snapshot
 
 __all__ = ["bench_placement", "compare_policies", "slo_attainment"]

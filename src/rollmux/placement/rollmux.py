@@ -58,7 +58,6 @@ from rollmux.placement.base import (
     member_phases,
     new_group_placement,
     node_price_usd_per_h,
-    register_policy,
 )
 from rollmux.placement.frozenmap import FrozenMap
 from rollmux.placement.snapshot import (
@@ -305,7 +304,6 @@ class _GroupIndex:
         return sorted((g for g in found if g is not None), key=lambda g: g.serial)
 
 
-@register_policy("rollmux")
 class RollMuxPolicy(PlacementPolicy):
     """Algorithm 1: least marginal provisioning cost subject to memory and every SLO."""
 

@@ -48,7 +48,6 @@ from rollmux.placement.base import (
     feasible_nodes,
     group_members,
     node_price_usd_per_h,
-    register_policy,
 )
 from rollmux.placement.rollmux import RollMuxPolicy, admission_phases
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
@@ -142,7 +141,6 @@ def plan_group(
     )
 
 
-@register_policy("rollmux-repeat")
 class RollMuxRepeatPolicy(PlacementPolicy):
     """Algorithm 1, then the admitted group's schedule re-planned with repetitions."""
 
