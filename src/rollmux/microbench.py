@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from importlib import resources
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from rollmux.closedform import (
     FleetCost,
@@ -30,6 +28,10 @@ from rollmux.closedform import (
 from rollmux.group import CoExecutionGroup, GroupJob, node_capacity_from_hardware
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.jobs import RLJob
+
+# Re-exported: the job types moved to the jobs layer (rollmux.jobtypes), callers of
+# rollmux.microbench keep working.
+from rollmux.jobtypes import job_type, load_microbench
 from rollmux.phasetimes import rollout_mem_gb_per_node, train_mem_gb_per_node
 
 SCENARIOS: tuple[str, ...] = ("temporal", "train", "spatial")
@@ -53,31 +55,6 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "status",
 )
 """Columns of :func:`scenario_table` (defined in docs/metrics.md)."""
-
-
-def load_microbench(path: str | None = None) -> dict[str, Any]:
-    """The raw micro-benchmark definitions (job types and scenarios) from YAML."""
-    if path is None:
-        text = resources.files("rollmux.data").joinpath("microbench.yaml").read_text()
-    else:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    data = yaml.safe_load(text)
-    for key in ("job_types", "scenarios"):
-        if not isinstance(data, Mapping) or key not in data:
-            raise ValueError(f"{path or 'microbench.yaml'}: missing top-level key {key!r}")
-    return data
-
-
-def job_type(
-    name: str, definitions: Mapping[str, Any] | None = None, job_id: str | None = None
-) -> RLJob:
-    """The :class:`RLJob` of micro-benchmark type ``name`` (A-E)."""
-    types = (definitions or load_microbench())["job_types"]
-    if name not in types:
-        raise ValueError(f"job type {name!r}: unknown (valid: {', '.join(sorted(types))})")
-    fields = {k: v for k, v in types[name].items() if k != "description"}
-    return RLJob(job_id=job_id or name, workload=f"type-{name}", **fields)
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from enum import StrEnum
+from dataclasses import fields
 from typing import Any, ClassVar
 
-from rollmux.closedform import JobPhases, job_phases_from_rljob
+from rollmux.closedform import JobPhases, PoolSpec, job_phases_from_rljob, pools_from_hardware
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
@@ -33,7 +31,18 @@ from rollmux.phasetimes import (
     rollout_mem_gb_per_node,
     train_mem_gb_per_node,
 )
-from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, PlacedJob, Pool
+from rollmux.placement.decisions import (
+    Decision,
+    GroupKind,
+    JobProfile,
+    NewNode,
+    Placement,
+    Pool,
+    Regrouping,
+    Strategy,
+    rejected,
+)
+from rollmux.placement.snapshot import ClusterSnapshot, GroupState, PlacedJob
 
 __all__ = [
     "Decision",
@@ -49,6 +58,7 @@ __all__ = [
     "group_member",
     "group_members",
     "group_model",
+    "group_pools",
     "job_profile",
     "member_phases",
     "new_group_placement",
@@ -56,115 +66,6 @@ __all__ = [
     "profile_or_reason",
     "rejected",
 ]
-
-
-class Strategy(StrEnum):
-    """How a job was admitted (the paper's admission mix uses the first three)."""
-
-    DIRECT_PACKING = "direct-packing"  # existing rollout and training nodes, zero cost
-    ROLLOUT_SCALING = "rollout-scaling"  # the group's training nodes plus new rollout nodes
-    NEW_GROUP = "new-group"  # an isolated group of new nodes holding only the job
-    COLOCATED = "colocated"  # veRL: every phase on the job's own training GPUs
-    REGROUP = "regroup"  # the job was placed by re-partitioning every active job
-    REJECTED = "rejected"  # the job fits no node (reason recorded)
-
-
-@dataclass(frozen=True, slots=True)
-class NewNode:
-    """A node a decision provisions: its id, pool and GPU type."""
-
-    node_id: str
-    pool: Pool
-    gpu_type: str
-
-
-@dataclass(frozen=True, slots=True)
-class JobProfile:
-    """What placement needs of a job: phase times, nodes per pool, host memory per node."""
-
-    times: PhaseTimes
-    rollout_nodes: int
-    train_nodes: int
-    rollout_mem_gb: float
-    train_mem_gb: float
-
-
-@dataclass(frozen=True)
-class Placement:
-    """One job onto concrete nodes of one group (existing or new), with its marginal cost.
-
-    ``rollout_nodes``/``train_nodes`` are the node ids the job is pinned to (existing
-    ones or ids among ``new_nodes``); ``marginal_cost_usd_per_h`` the hourly price of
-    ``new_nodes``; ``meta_iteration_s`` the resulting group's meta-iteration under the
-    policy's admission estimates (``nan`` when the policy does not evaluate it).
-    """
-
-    job: RLJob
-    strategy: Strategy
-    group_id: str = ""
-    rollout_nodes: tuple[str, ...] = ()
-    train_nodes: tuple[str, ...] = ()
-    new_nodes: tuple[NewNode, ...] = ()
-    marginal_cost_usd_per_h: float = 0.0
-    new_group: bool = False
-    group_kind: GroupKind = GroupKind.SHARED
-    profile: JobProfile | None = None
-    meta_iteration_s: float = math.nan
-    node_orders: tuple[tuple[str, tuple[str, ...]], ...] | None = None
-    reason: str = ""
-
-    @property
-    def job_id(self) -> str:
-        """The placed job's id."""
-        return self.job.job_id
-
-    @property
-    def admitted(self) -> bool:
-        """False for a rejected job."""
-        return self.strategy is not Strategy.REJECTED
-
-
-@dataclass(frozen=True)
-class Regrouping:
-    """A re-partition of the active jobs plus the arrival (policies ``optimal``, ``regroup``).
-
-    Groups in ``kept_groups`` stay as they are; every other group is dissolved and its
-    jobs, with the arrival, are re-admitted by ``placements`` (new groups on new nodes,
-    in order). ``moved_jobs`` are the previously admitted jobs whose set of group-mates
-    changed; each pays ``pause_s[job_id]`` of migration and restart (0 for the idealised
-    optimum). ``marginal_cost_usd_per_h`` is the change of the cluster's hourly cost.
-    """
-
-    job: RLJob | None
-    time_s: float
-    kept_groups: tuple[str, ...]
-    placements: tuple[Placement, ...]
-    moved_jobs: tuple[str, ...]
-    pause_s: Mapping[str, float]
-    marginal_cost_usd_per_h: float
-    cost_usd_per_h: float
-    solver: str = ""
-    solve_seconds: float = 0.0
-    strategy: Strategy = Strategy.REGROUP
-    reason: str = ""
-
-    @property
-    def job_id(self) -> str:
-        """The arriving job's id (empty for a periodic regroup without an arrival)."""
-        return "" if self.job is None else self.job.job_id
-
-    @property
-    def admitted(self) -> bool:
-        """A regrouping always admits its arrival."""
-        return True
-
-
-Decision = Placement | Regrouping
-
-
-def rejected(job: RLJob, reason: str) -> Placement:
-    """A decision record for a job that cannot be placed (not an exception)."""
-    return Placement(job=job, strategy=Strategy.REJECTED, reason=reason)
 
 
 # --------------------------------------------------------------------------- job profiles
@@ -341,6 +242,13 @@ def group_members(
     )
 
 
+def group_pools(group: GroupState, snapshot: ClusterSnapshot) -> PoolSpec:
+    """The pools of ``group``: its nodes' GPU types as the snapshot's hardware prices them."""
+    nodes = snapshot.nodes
+    return pools_from_hardware(snapshot.hw, nodes[group.rollout_nodes[0]].gpu_type,
+                               nodes[group.train_nodes[0]].gpu_type)
+
+
 def group_model(group: GroupState, snapshot: ClusterSnapshot, worst_case: bool
                 ) -> CoExecutionGroup:
     """The group as a group model: its members (worst-case or expected phases) on its nodes."""
@@ -349,6 +257,7 @@ def group_model(group: GroupState, snapshot: ClusterSnapshot, worst_case: bool
         jobs=group_members(group, snapshot, worst_case),
         rollout_node_ids=group.rollout_nodes,
         train_node_ids=group.train_nodes,
+        pools=group_pools(group, snapshot),
         node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
     )
 

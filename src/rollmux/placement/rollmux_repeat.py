@@ -47,6 +47,7 @@ from rollmux.placement.base import (
     Strategy,
     feasible_nodes,
     group_members,
+    group_pools,
     node_price_usd_per_h,
 )
 from rollmux.placement.rollmux import RollMuxPolicy, admission_phases
@@ -208,6 +209,7 @@ class RollMuxRepeatPolicy(PlacementPolicy):
             jobs=(*members, extra) if extra is not None else tuple(members),
             rollout_node_ids=(*group.rollout_nodes, *new_rollout),
             train_node_ids=group.train_nodes,
+            pools=group_pools(group, snapshot),
             node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
         )
 

@@ -812,7 +812,7 @@ def migration_table(
     ``node_release_share`` (mean rollout_node_s / rollout_s without migration),
     ``speedup`` (:func:`migration_speedup`).
     """
-    from rollmux.microbench import job_type, load_microbench
+    from rollmux.jobtypes import job_type, load_microbench
 
     hw = hw or load_hardware()
     cfg = config or StochasticConfig()

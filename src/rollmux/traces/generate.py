@@ -506,7 +506,7 @@ def generate_microbench(seed: int = 0, hw: Any = None, path: str | Path | None =
     micro-benchmark models; the seed is unused (nothing is random) but kept for a
     uniform command line.
     """
-    from rollmux.microbench import load_microbench
+    from rollmux.jobtypes import load_microbench
 
     document = load_microbench(None if path is None else str(path))
     hw = _hardware(hw)
