@@ -25,7 +25,7 @@ PACKAGE = SRC / "rollmux"
 #: The layers, lowest first: a module may import its own layer and the layers below it.
 #: Each module belongs to the entry with the longest matching prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("hardware and jobs", ("rollmux.io", "rollmux.hardware", "rollmux.jobs",
+    ("hardware and jobs", ("rollmux.io", "rollmux.memo", "rollmux.hardware", "rollmux.jobs",
                            "rollmux.jobtypes")),
     ("phase model", ("rollmux.phases", "rollmux.phasetimes", "rollmux.closedform")),
     ("schedule", ("rollmux.schedule", "rollmux.group", "rollmux.theorem1")),

@@ -25,6 +25,7 @@ from rollmux.closedform import JobPhases, PoolSpec, job_phases_from_rljob, pools
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.memo import Memo
 from rollmux.phasetimes import (
     PhaseTimes,
     phase_times,
@@ -74,8 +75,8 @@ __all__ = [
 # others share one profile (the phase model costs ~4 ms per call).
 _PROFILE_FREE_FIELDS = frozenset({"job_id", "slo", "arrival_s", "iterations", "workload"})
 _PROFILE_FIELDS = tuple(f.name for f in fields(RLJob) if f.name not in _PROFILE_FREE_FIELDS)
-_PROFILE_CACHE: dict[tuple[int, tuple[Any, ...]], tuple[Hardware, JobProfile]] = {}
-_PROFILE_CACHE_MAX = 50_000
+_PROFILES: Memo[tuple[Hardware, tuple[Any, ...]], JobProfile] = Memo(
+    "rollmux.placement.base.job_profile", 50_000)
 
 
 def job_profile(job: RLJob, hw: Hardware) -> JobProfile:
@@ -84,10 +85,10 @@ def job_profile(job: RLJob, hw: Hardware) -> JobProfile:
     Raises ValueError (from the phase model) when the job cannot run on its GPUs, e.g.
     an unknown GPU type or too few GPUs for its model's tensor parallelism.
     """
-    key = (id(hw), tuple(getattr(job, name) for name in _PROFILE_FIELDS))
-    hit = _PROFILE_CACHE.get(key)
-    if hit is not None and hit[0] is hw:
-        return hit[1]
+    key = (hw, tuple(getattr(job, name) for name in _PROFILE_FIELDS))
+    hit = _PROFILES.get(key)
+    if hit is not None:
+        return hit
     gpn = hw.node.gpus_per_node
     profile = JobProfile(
         times=phase_times(job, hw),
@@ -96,10 +97,7 @@ def job_profile(job: RLJob, hw: Hardware) -> JobProfile:
         rollout_mem_gb=rollout_mem_gb_per_node(job, hw),
         train_mem_gb=train_mem_gb_per_node(job, hw),
     )
-    if len(_PROFILE_CACHE) >= _PROFILE_CACHE_MAX:
-        _PROFILE_CACHE.clear()
-    _PROFILE_CACHE[key] = (hw, profile)
-    return profile
+    return _PROFILES.put(key, profile)
 
 
 def profile_or_reason(job: RLJob, hw: Hardware) -> JobProfile | str:
