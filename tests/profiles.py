@@ -6,10 +6,11 @@ Loads scripts/config_readme.py, whose ``profile`` merges with Snakemake's own
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from scriptmod import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT / "config" / "paper.yaml"
@@ -18,12 +19,7 @@ TEST = ROOT / ".test" / "config" / "config.yaml"
 
 def config_readme() -> ModuleType:
     """scripts/config_readme.py as a module."""
-    spec = importlib.util.spec_from_file_location("config_readme",
-                                                  ROOT / "scripts" / "config_readme.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("config_readme")
 
 
 def load_profile(*overlays: Path) -> dict[str, Any]:

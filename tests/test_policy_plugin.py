@@ -17,6 +17,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,31 +106,24 @@ def test_plugin_that_fails_to_load_names_its_distribution(plugin_root: Path) -> 
     assert get_policy("solo-d").name == "solo-d"  # the built-ins are unaffected
 
 
-def test_plugin_must_subclass_placement_policy(plugin_root: Path) -> None:
-    """An entry point naming something that is not a PlacementPolicy class is refused."""
-    write_distribution(plugin_root, "fake-int", {"number": "fakepolicy_c:NOT_A_POLICY"},
-                       "fakepolicy_c", GOOD_POLICY)
-    with pytest.raises(PluginError, match=r"distribution 'fake-int'.*is 42, not a subclass "
-                                          r"of rollmux.placement.PlacementPolicy"):
-        policy_options("number")
-
-
-def test_plugin_class_name_must_match_its_entry_point(plugin_root: Path) -> None:
-    """The class's ``name`` attribute must be the name it is registered under."""
-    write_distribution(plugin_root, "fake-misnamed", {"alias": "fakepolicy_d:Misnamed"},
-                       "fakepolicy_d", GOOD_POLICY)
-    with pytest.raises(PluginError, match=r"'alias'.*'fake-misnamed'.*name is "
-                                          r"'something-else'"):
-        get_policy("alias")
-
-
-def test_plugin_cannot_take_a_builtin_name(plugin_root: Path) -> None:
-    """A plug-in registering a built-in's name is rejected, naming the distribution."""
-    write_distribution(plugin_root, "fake-usurper", {"rollmux": "fakepolicy_e:Alone"},
-                       "fakepolicy_e", GOOD_POLICY)
-    with pytest.raises(PluginError, match=r"'rollmux' from distribution 'fake-usurper'.*"
-                                          r"built-in"):
-        policy_names()
+@pytest.mark.parametrize(("dist", "name", "target", "ask", "match"), [
+    # An entry point naming something that is not a PlacementPolicy class.
+    ("fake-int", "number", "NOT_A_POLICY", policy_options,
+     r"distribution 'fake-int'.*is 42, not a subclass of rollmux.placement.PlacementPolicy"),
+    # A class whose ``name`` attribute is not the name it is registered under.
+    ("fake-misnamed", "alias", "Misnamed", get_policy,
+     r"'alias'.*'fake-misnamed'.*name is 'something-else'"),
+    # A built-in's name (refused as soon as the names are listed).
+    ("fake-usurper", "rollmux", "Alone", lambda name: policy_names(),
+     r"'rollmux' from distribution 'fake-usurper'.*built-in"),
+], ids=["not-a-subclass", "misnamed", "builtin-name"])
+def test_unusable_plugin_is_refused_naming_its_distribution(
+        plugin_root: Path, dist: str, name: str, target: str, ask: Any, match: str) -> None:
+    """A plug-in that is not a policy, is misnamed or takes a built-in's name is refused."""
+    module = f"fakepolicy_{dist.replace('-', '_')}"
+    write_distribution(plugin_root, dist, {name: f"{module}:{target}"}, module, GOOD_POLICY)
+    with pytest.raises(PluginError, match=match):
+        ask(name)
 
 
 def test_two_distributions_cannot_declare_one_name(plugin_root: Path) -> None:

@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from scriptmod import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def readme_results() -> ModuleType:
     """scripts/readme_results.py as a module."""
-    spec = importlib.util.spec_from_file_location("readme_results",
-                                                  ROOT / "scripts" / "readme_results.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("readme_results")
 
 
 def test_block_is_rendered_from_the_files(tmp_path: Path) -> None:
