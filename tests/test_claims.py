@@ -13,6 +13,7 @@ import jsonschema
 import pandas as pd
 import pytest
 import yaml
+from profiles import PROFILES, load_profile
 
 from rollmux.experiments.claims import (
     BEYOND_COLUMNS,
@@ -287,8 +288,8 @@ def test_config_section_schema() -> None:
     """Both configs' `claims` sections validate; unknown kinds and keys are rejected."""
     root = Path(__file__).resolve().parents[1]
     schema = yaml.safe_load((root / "workflow/schemas/claims.schema.yaml").read_text())
-    for name in ("config.yaml", "paper.yaml"):
-        section = yaml.safe_load((root / "config" / name).read_text())["claims"]
+    for overlays in PROFILES.values():
+        section = load_profile(*overlays)["claims"]
         jsonschema.validate(section, schema)
         load_tolerances(overrides=section.get("tolerance_overrides"))
     jsonschema.validate({"tolerance_overrides": {"value": {"percent_points": 2.0}}}, schema)

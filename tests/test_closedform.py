@@ -7,12 +7,9 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pooled import POOLS
 
 from rollmux.closedform import (
-    DEFAULT_POOLS,
-    H20,
-    H800,
-    GPUSpec,
     JobPhases,
     PoolSpec,
     colocated_rollout_s,
@@ -25,11 +22,18 @@ from rollmux.closedform import (
     verl,
     verl_fleet,
 )
-from rollmux.hardware import load_hardware
+from rollmux.hardware import GPUType, load_hardware
 
 # The defaults' prices and bandwidths with co-located rollout at bandwidth scaling alone
 # (speed-up 1), so that the literals below check the formula, not the fitted speed-up.
+H20, H800 = POOLS.rollout, POOLS.train
 BANDWIDTH = PoolSpec(H20, H800, colocated_rollout_speedup=1.0)
+
+
+def gpu(name: str, usd_per_h: float, hbm_bw_gbps: float) -> GPUType:
+    """A GPU type with the price and bandwidth the cost models read (the rest nominal)."""
+    return GPUType(name, hbm_gb=96.0, hbm_bw_gbps=hbm_bw_gbps, bf16_tflops=100.0,
+                   price_usd_per_h=usd_per_h)
 
 # 8 H20 at $1.85 + 8 H800 at $5.28 (notes section 6 estimates).
 SOLO_8_8_USD_PER_H = 8 * 1.85 + 8 * 5.28  # 57.04
@@ -63,7 +67,7 @@ def pools(draw: st.DrawFn) -> PoolSpec:
     price = st.floats(min_value=0.1, max_value=20.0)
     bw = st.floats(min_value=100.0, max_value=10000.0)
     return PoolSpec(
-        rollout=GPUSpec("R", draw(price), draw(bw)), train=GPUSpec("T", draw(price), draw(bw))
+        rollout=gpu("R", draw(price), draw(bw)), train=gpu("T", draw(price), draw(bw))
     )
 
 
@@ -72,7 +76,7 @@ def pools(draw: st.DrawFn) -> PoolSpec:
 
 def test_solo_d_complementary_literals() -> None:
     """Rollout-heavy job r=10, t=2 alone: T = 12, rollout bubble 2/12, training bubble 10/12."""
-    m = solo_d(JobPhases(10.0, 2.0))
+    m = solo_d(JobPhases(10.0, 2.0), POOLS)
     assert m.iteration_s == 12.0
     assert m.rollout_bubble_fraction == pytest.approx(2 / 12)
     assert m.train_bubble_fraction == pytest.approx(10 / 12)
@@ -83,7 +87,7 @@ def test_solo_d_complementary_literals() -> None:
 
 def test_solo_d_sync_idles_both_pools() -> None:
     """Sync (3 s) lengthens the iteration and counts as bubble on both pools."""
-    m = solo_d(JobPhases(10.0, 2.0, sync_s=3.0))
+    m = solo_d(JobPhases(10.0, 2.0, sync_s=3.0), POOLS)
     assert m.iteration_s == 15.0
     assert m.rollout_utilisation == pytest.approx(10 / 15)
     assert m.train_utilisation == pytest.approx(2 / 15)
@@ -91,7 +95,7 @@ def test_solo_d_sync_idles_both_pools() -> None:
 
 def test_solo_d_gpu_counts_scale_the_price() -> None:
     """16 H20 + 24 H800 cost 16 x 1.85 + 24 x 5.28 per hour."""
-    m = solo_d(JobPhases(5.0, 5.0, rollout_gpus=16, train_gpus=24))
+    m = solo_d(JobPhases(5.0, 5.0, rollout_gpus=16, train_gpus=24), POOLS)
     assert m.cost_usd_per_h == pytest.approx(16 * 1.85 + 24 * 5.28)
 
 
@@ -108,8 +112,7 @@ def test_colocated_speedup_divides_the_colocated_rollout() -> None:
     assert colocated_rollout_s(JobPhases(33.5, 1.0), twice) == pytest.approx(20.0)
     assert verl(JobPhases(33.5, 10.0), twice, switch_s=0.0).iteration_s == pytest.approx(30.0)
     hw = load_hardware()
-    assert pools_from_hardware(hw) == DEFAULT_POOLS
-    assert DEFAULT_POOLS.colocated_rollout_speedup == hw.perf.colocated_rollout_speedup
+    assert pools_from_hardware(hw).colocated_rollout_speedup == hw.perf.colocated_rollout_speedup
     with pytest.raises(ValueError, match="colocated_rollout_speedup = 0"):
         PoolSpec(H20, H800, colocated_rollout_speedup=0)
 
@@ -131,7 +134,7 @@ def test_verl_literals_with_default_and_explicit_switch() -> None:
 def test_solo_d_costs_about_1_35x_verl_per_hour() -> None:
     """8 H20 + 8 H800 vs 8 H800 at default prices: 1.35x, near the trace's 936/704 = 1.33."""
     job = JobPhases(100.0, 100.0)
-    ratio = solo_d(job).cost_usd_per_h / verl(job).cost_usd_per_h
+    ratio = solo_d(job, POOLS).cost_usd_per_h / verl(job, POOLS).cost_usd_per_h
     assert ratio == pytest.approx(57.04 / 42.24)
     assert ratio == pytest.approx(936 / 704, rel=0.02)
 
@@ -140,23 +143,24 @@ def test_fluid_bound_literal() -> None:
     """One iteration's useful GPU-seconds at list price: (10 x 8 x 1.85 + 2 x 8 x 5.28) / 3600."""
     job = JobPhases(10.0, 2.0, sync_s=5.0, warm_switch_s=3.0)
     expected = (10 * 8 * 1.85 + 2 * 8 * 5.28) / 3600
-    assert fluid_cost_usd_per_iteration(job) == pytest.approx(expected)
+    assert fluid_cost_usd_per_iteration(job, POOLS) == pytest.approx(expected)
 
 
 def test_fluid_bound_per_hour_sums_jobs_at_solo_rates() -> None:
     """Two jobs at solo rates 3600/12 and 3600/20 iterations per hour."""
     a, b = JobPhases(10.0, 2.0), JobPhases(4.0, 16.0)
     expected = (
-        fluid_cost_usd_per_iteration(a) * 3600 / 12 + fluid_cost_usd_per_iteration(b) * 3600 / 20
+        fluid_cost_usd_per_iteration(a, POOLS) * 3600 / 12
+        + fluid_cost_usd_per_iteration(b, POOLS) * 3600 / 20
     )
-    assert fluid_cost_usd_per_h([a, b]) == pytest.approx(expected)
+    assert fluid_cost_usd_per_h([a, b], POOLS) == pytest.approx(expected)
     # Per hour the fluid bound is the provisioned cost times the utilisations, here below it.
-    assert fluid_cost_usd_per_h([a, b]) < solo_d_fleet([a, b]).cost_usd_per_h
+    assert fluid_cost_usd_per_h([a, b], POOLS) < solo_d_fleet([a, b], POOLS).cost_usd_per_h
 
 
 def test_fleets_sum_throughput_and_cost() -> None:
     """Two Solo-D jobs of 12 s and 20 s: 300 + 180 iterations per hour at 2 x 57.04 $/h."""
-    fleet = solo_d_fleet([JobPhases(10.0, 2.0), JobPhases(4.0, 16.0)])
+    fleet = solo_d_fleet([JobPhases(10.0, 2.0), JobPhases(4.0, 16.0)], POOLS)
     assert fleet.iterations_per_h == pytest.approx(480.0)
     assert fleet.cost_usd_per_h == pytest.approx(2 * SOLO_8_8_USD_PER_H)
     assert fleet.iterations_per_usd == pytest.approx(480.0 / (2 * SOLO_8_8_USD_PER_H))
@@ -181,7 +185,7 @@ def test_worst_case_job_swaps_in_max_durations() -> None:
 def test_verl_can_undercut_the_fluid_bound_when_training_gpus_are_cheap_bandwidth() -> None:
     """The documented condition matters: with H800 cheaper per GB/s than the rollout GPU,
     co-locating rollout on it costs less than the disaggregated fluid bound."""
-    pricey_rollout = PoolSpec(rollout=GPUSpec("R", 10.0, 1000.0), train=GPUSpec("T", 1.0, 1000.0))
+    pricey_rollout = PoolSpec(rollout=gpu("R", 10.0, 1000.0), train=gpu("T", 1.0, 1000.0))
     job = JobPhases(100.0, 1.0, warm_switch_s=0.0)
     assert verl(job, pricey_rollout).cost_usd_per_iteration < fluid_cost_usd_per_iteration(
         job, pricey_rollout
@@ -202,7 +206,8 @@ def test_solo_d_utilisation_bounds_and_cost_identity(job: JobPhases, pool: PoolS
         assert 0.0 <= util <= 1.0
         assert bubble == pytest.approx(1.0 - util)
     assert m.rollout_utilisation + m.train_utilisation <= 1.0 + 1e-12
-    per_h = job.rollout_gpus * pool.rollout.usd_per_h + job.train_gpus * pool.train.usd_per_h
+    per_h = (job.rollout_gpus * pool.rollout.price_usd_per_h
+             + job.train_gpus * pool.train.price_usd_per_h)
     assert m.cost_usd_per_h == pytest.approx(per_h)
     assert m.cost_usd_per_iteration == pytest.approx(per_h * job.solo_iteration_s / 3600)
 
@@ -224,9 +229,9 @@ def test_fluid_bound_is_below_verl_when_rollout_gpus_are_cheaper_per_bandwidth(
 ) -> None:
     """With p_r / bw_r <= p_t / bw_t (true of H20 vs H800), veRL costs at least the bound."""
     r, t = pool.rollout, pool.train
-    if r.usd_per_h / r.hbm_bw_gbps > t.usd_per_h / t.hbm_bw_gbps:
-        at_parity_usd_per_h = t.usd_per_h * r.hbm_bw_gbps / t.hbm_bw_gbps
-        pool = PoolSpec(rollout=GPUSpec("R", at_parity_usd_per_h, r.hbm_bw_gbps), train=t)
+    if r.price_usd_per_h / r.hbm_bw_gbps > t.price_usd_per_h / t.hbm_bw_gbps:
+        at_parity_usd_per_h = t.price_usd_per_h * r.hbm_bw_gbps / t.hbm_bw_gbps
+        pool = PoolSpec(rollout=gpu("R", at_parity_usd_per_h, r.hbm_bw_gbps), train=t)
     m = verl(job, pool, switch_s)
     assert fluid_cost_usd_per_iteration(job, pool) <= m.cost_usd_per_iteration * (1 + 1e-9)
     assert 0.0 < m.utilisation <= 1.0
@@ -268,28 +273,24 @@ def test_job_phases_rejects_bad_values(kwargs: dict[str, object], match: str) ->
         JobPhases(**kwargs)  # type: ignore[arg-type]
 
 
-def test_gpu_spec_and_pool_reject_bad_values() -> None:
-    """Prices and bandwidths must be positive; GPU counts non-negative integers."""
-    with pytest.raises(ValueError, match=r"usd_per_h = -1\.0"):
-        GPUSpec("X", -1.0, 100.0)
-    with pytest.raises(ValueError, match=r"hbm_bw_gbps = 0"):
-        GPUSpec("X", 1.0, 0)
-    with pytest.raises(ValueError, match=r"name = ''"):
-        GPUSpec("", 1.0, 1.0)
+def test_pool_rejects_bad_values() -> None:
+    """Pools must be GPU types (priced by the hardware); GPU counts non-negative integers."""
+    with pytest.raises(ValueError, match=r"rollout = 'H20': expected a rollmux.hardware.GPUType"):
+        PoolSpec("H20", H800)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"rollout_gpus = -8"):
-        DEFAULT_POOLS.cost_usd_per_h(-8, 8)
+        POOLS.cost_usd_per_h(-8, 8)
     with pytest.raises(ValueError, match=r"train_gpus = 1\.5"):
-        DEFAULT_POOLS.cost_usd_per_h(8, 1.5)  # type: ignore[arg-type]
+        POOLS.cost_usd_per_h(8, 1.5)  # type: ignore[arg-type]
 
 
 def test_models_reject_bad_arguments() -> None:
     """Negative switch costs and empty or mistyped job lists are refused by name."""
     with pytest.raises(ValueError, match=r"switch_s = -0\.5"):
-        verl(JobPhases(1.0, 1.0), switch_s=-0.5)
+        verl(JobPhases(1.0, 1.0), POOLS, switch_s=-0.5)
     with pytest.raises(ValueError, match=r"jobs = \[\]"):
-        fluid_cost_usd_per_h([])
+        fluid_cost_usd_per_h([], POOLS)
     with pytest.raises(ValueError, match=r"jobs\[1\] = 3"):
-        solo_d_fleet([JobPhases(1.0, 1.0), 3])  # type: ignore[list-item]
+        solo_d_fleet([JobPhases(1.0, 1.0), 3], POOLS)  # type: ignore[list-item]
 
 
 # --------------------------------------------------------------------------- adapters
@@ -302,9 +303,9 @@ def test_pools_from_hardware_matches_defaults() -> None:
     hw = load_hardware()
     pool = pools_from_hardware(hw)
     for spec, name in ((pool.rollout, "H20"), (pool.train, "H800")):
-        assert spec.usd_per_h == hw.gpu(name).price_usd_per_h
-        assert spec.hbm_bw_gbps == hw.gpu(name).hbm_bw_gbps
-    assert (pool.rollout, pool.train) == (H20, H800)
+        assert spec == hw.gpu(name)
+    overridden = load_hardware(overrides={"gpus.H20.price_usd_per_h": 2.0})
+    assert pools_from_hardware(overridden).rollout.price_usd_per_h == 2.0
 
 
 def test_job_phases_from_rljob_uses_the_phase_model() -> None:

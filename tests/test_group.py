@@ -7,6 +7,7 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pooled import POOLS, group_of
 
 from rollmux.closedform import (
     JobPhases,
@@ -49,7 +50,7 @@ def job(
 
 def pair(**kwargs: object) -> CoExecutionGroup:
     """Two complementary jobs r=(10, 2), t=(2, 10) on one rollout and one training node."""
-    return CoExecutionGroup((job(10, 2, **kwargs), job(2, 10, **kwargs)), (0,), (0,))
+    return group_of((job(10, 2, **kwargs), job(2, 10, **kwargs)), (0,), (0,))
 
 
 # --------------------------------------------------------------------------- literals
@@ -76,7 +77,7 @@ def test_complementary_pair_weaves_without_bubbles() -> None:
 
 def test_complementary_pair_halves_solo_d_cost() -> None:
     """Solo-D runs each job at 12 s on its own 8+8 GPUs: bubbles 10/12 and 2/12, twice the cost."""
-    solo = [solo_d(JobPhases(10, 2)), solo_d(JobPhases(2, 10))]
+    solo = [solo_d(JobPhases(10, 2), POOLS), solo_d(JobPhases(2, 10), POOLS)]
     assert solo[0].rollout_bubble_fraction == pytest.approx(2 / 12)
     assert solo[0].train_bubble_fraction == pytest.approx(10 / 12)
     assert solo[1].rollout_bubble_fraction == pytest.approx(10 / 12)
@@ -98,7 +99,7 @@ def test_warm_switch_on_shared_nodes() -> None:
 
 def test_slo_check_against_slowdown() -> None:
     """Slowdown 14/12 = 1.167 breaks a 1.1 SLO and meets a 1.2 SLO."""
-    tight = CoExecutionGroup(
+    tight = group_of(
         (job(10, 2, warm_switch_s=1.0, slo=1.1), job(2, 10, warm_switch_s=1.0, slo=1.2)),
         (0,),
         (0,),
@@ -125,8 +126,8 @@ def test_sync_extends_training_and_can_saturate() -> None:
 def test_single_job_group_is_solo_d() -> None:
     """A job alone on its nodes pays no switch and reproduces the Solo-D closed form."""
     phases = JobPhases(30.0, 12.0, sync_s=3.0, warm_switch_s=5.0, rollout_gpus=16)
-    m = CoExecutionGroup((GroupJob(phases, (0, 1), 0),), (0, 1), (0,)).metrics()
-    solo = solo_d(phases)
+    m = group_of((GroupJob(phases, (0, 1), 0),), (0, 1), (0,)).metrics()
+    solo = solo_d(phases, POOLS)
     assert m.meta_iteration_s == pytest.approx(solo.iteration_s)
     assert m.rollout_utilisation == pytest.approx(solo.rollout_utilisation)
     assert m.train_utilisation == pytest.approx(solo.train_utilisation)
@@ -136,7 +137,7 @@ def test_single_job_group_is_solo_d() -> None:
 
 def test_worst_case_evaluation_uses_max_token_durations() -> None:
     """Admission view: with job 0's rollout at its max (20 s) job 1 slows by 22/14."""
-    group = CoExecutionGroup(
+    group = group_of(
         (job(10, 2, rollout_max_s=20.0, slo=1.5), job(2, 10, train_max_s=12.0, slo=1.5)),
         (0,),
         (0,),
@@ -155,12 +156,12 @@ def test_worst_case_evaluation_uses_max_token_durations() -> None:
 
 def test_temporal_mux_two_jobs_share_one_node_per_pool() -> None:
     """Temporal mux: two balanced jobs (r = t = 20) on 1 + 1 nodes: saturated, meta 40."""
-    group = CoExecutionGroup((job(20, 20), job(20, 20)), (0,), (0,))
+    group = group_of((job(20, 20), job(20, 20)), (0,), (0,))
     m = group.metrics()
     assert (m.t_cycle_s, m.t_load_s) == (40.0, 40.0)
     assert m.meta_iteration_s == pytest.approx(40.0)
     # Versus Solo-D at equal hourly cost: twice the iterations per dollar.
-    solo = solo_d_fleet([JobPhases(20, 20)] * 2)
+    solo = solo_d_fleet([JobPhases(20, 20)] * 2, POOLS)
     assert m.iterations_per_usd / solo.iterations_per_usd == pytest.approx(2.0)
 
 
@@ -169,7 +170,7 @@ def test_train_mux_three_rollout_nodes_one_training_node() -> None:
 
     Loads: rollout 25, 25, 60; training 30. T_cycle = 70 > T_load = 60: meta 70.
     """
-    group = CoExecutionGroup(
+    group = group_of(
         (job(25, 10, 0, 0), job(25, 10, 1, 0), job(60, 10, 2, 0)), (0, 1, 2), (0,)
     )
     m = group.metrics()
@@ -192,7 +193,7 @@ def test_spatial_mux_gang_job_with_two_half_jobs() -> None:
     c = job(30, 30, (0, 1), (0, 1), rollout_gpus=16, train_gpus=16)
     d1 = job(25, 10, 0, (0, 1), train_gpus=16)
     d2 = job(25, 10, 1, (0, 1), train_gpus=16)
-    m = CoExecutionGroup((c, d1, d2), (0, 1), (0, 1)).metrics()
+    m = group_of((c, d1, d2), (0, 1), (0, 1)).metrics()
     assert (m.t_cycle_s, m.t_load_s) == (60.0, 55.0)
     assert m.meta_iteration_s == pytest.approx(60.0)
     assert m.rollout_utilisation == pytest.approx((30 * 16 + 2 * 25 * 8) / (16 * 60))
@@ -208,19 +209,19 @@ def test_under_utilised_gang_group_can_exceed_t_cycle() -> None:
     0, 8, 17, 25, ...: two meta-iterations take 17 s.
     """
     jobs = (job(4, 4, 0, 0), job(4, 2, 1, 0), job(3, 1, (0, 1), 0))
-    group = CoExecutionGroup(jobs, (0, 1), (0,))
+    group = group_of(jobs, (0, 1), (0,))
     m = group.metrics()
     assert (m.t_cycle_s, m.t_load_s) == (8.0, 7.0)
     assert m.status is GroupStatus.UNDER_UTILISED
     assert m.meta_iteration_s == pytest.approx(8.5)
     for order in ((0, 2, 1), (1, 0, 2), (2, 1, 0)):
-        reordered = CoExecutionGroup(jobs, (0, 1), (0,), order=order)
+        reordered = group_of(jobs, (0, 1), (0,), order=order)
         assert reordered.metrics().meta_iteration_s >= 8.5 - 1e-9
 
 
 def test_marginal_cost_of_packing_and_rollout_scaling() -> None:
     """Direct packing adds no cost; rollout scaling adds one H20 node's price."""
-    base = CoExecutionGroup((job(10, 2),), (0,), (0,))
+    base = group_of((job(10, 2),), (0,), (0,))
     packed = base.with_job(job(2, 10))
     scaled = base.with_job(job(12, 2, 1, 0), new_rollout_node_ids=(1,))
     assert packed.cost_usd_per_h() == base.cost_usd_per_h()
@@ -231,7 +232,7 @@ def test_marginal_cost_of_packing_and_rollout_scaling() -> None:
 
 def test_host_memory_accounting() -> None:
     """Free host memory per node is capacity minus the resident state pinned there."""
-    group = CoExecutionGroup(
+    group = group_of(
         (
             job(10, 2, 0, 0, rollout_mem_gb_per_node=700, train_mem_gb_per_node=900),
             job(2, 10, 0, 0, rollout_mem_gb_per_node=600, train_mem_gb_per_node=1000),
@@ -249,9 +250,9 @@ def test_host_memory_accounting() -> None:
 def test_pinning_to_an_undeclared_node_is_rejected() -> None:
     """A job pinned to rollout node 5 of a group declaring (0, 1) names the id."""
     with pytest.raises(ValueError, match=r"jobs\[1\]\.rollout_nodes: unknown node id 5"):
-        CoExecutionGroup((job(1, 1, 0, 0), job(1, 1, 5, 0)), (0, 1), (0,))
+        group_of((job(1, 1, 0, 0), job(1, 1, 5, 0)), (0, 1), (0,))
     with pytest.raises(ValueError, match=r"jobs\[0\]\.train_nodes: unknown node id 'b'"):
-        CoExecutionGroup((job(1, 1, 0, "b"),), (0,), ("a",))
+        group_of((job(1, 1, 0, "b"),), (0,), ("a",))
 
 
 def test_host_memory_overflow_names_node_and_amounts() -> None:
@@ -261,10 +262,10 @@ def test_host_memory_overflow_names_node_and_amounts() -> None:
         job(1, 1, 0, "t0", train_mem_gb_per_node=900),
     )
     with pytest.raises(ValueError, match=r"train node 't0': resident state 2100 GB .* 2048 GB"):
-        CoExecutionGroup(jobs, (0,), ("t0",))
+        group_of(jobs, (0,), ("t0",))
     small = NodeCapacity(gpus_per_node=8, host_mem_gb=1000)
     with pytest.raises(ValueError, match=r"rollout node 0: resident state 1100 GB .* 1000 GB"):
-        CoExecutionGroup(
+        group_of(
             (job(1, 1, rollout_mem_gb_per_node=600), job(1, 1, rollout_mem_gb_per_node=500)),
             (0,),
             (0,),
@@ -275,19 +276,19 @@ def test_host_memory_overflow_names_node_and_amounts() -> None:
 @pytest.mark.parametrize(
     ("build", "match"),
     [
-        (lambda: CoExecutionGroup((), (0,), (0,)), r"jobs = \(\)"),
-        (lambda: CoExecutionGroup((job(1, 1), 7), (0,), (0,)), r"jobs\[1\] = 7"),
-        (lambda: CoExecutionGroup((job(1, 1),), (0, 0), (0,)), r"rollout_node_ids = \(0, 0\)"),
-        (lambda: CoExecutionGroup((job(1, 1),), (0,), ()), r"train_node_ids = \(\)"),
-        (lambda: CoExecutionGroup((job(1, 1),), (-1,), (0,)), r"rollout_node_ids\[0\] = -1"),
-        (lambda: CoExecutionGroup((job(1, 1),), (0,), (True,)), r"train_node_ids\[0\] = True"),
-        (lambda: CoExecutionGroup((job(1, 1),), (0,), (0,), order=(1,)), r"order = \(1,\)"),
+        (lambda: group_of((), (0,), (0,)), r"jobs = \(\)"),
+        (lambda: group_of((job(1, 1), 7), (0,), (0,)), r"jobs\[1\] = 7"),
+        (lambda: group_of((job(1, 1),), (0, 0), (0,)), r"rollout_node_ids = \(0, 0\)"),
+        (lambda: group_of((job(1, 1),), (0,), ()), r"train_node_ids = \(\)"),
+        (lambda: group_of((job(1, 1),), (-1,), (0,)), r"rollout_node_ids\[0\] = -1"),
+        (lambda: group_of((job(1, 1),), (0,), (True,)), r"train_node_ids\[0\] = True"),
+        (lambda: group_of((job(1, 1),), (0,), (0,), order=(1,)), r"order = \(1,\)"),
         (
-            lambda: CoExecutionGroup((job(1, 1), job(1, 1)), (0,), (0,), order=("a", 1)),
+            lambda: group_of((job(1, 1), job(1, 1)), (0,), (0,), order=("a", 1)),
             r"order = \('a', 1\)",
         ),
         (
-            lambda: CoExecutionGroup((job(1, 1, rollout_gpus=16),), (0,), (0,)),
+            lambda: group_of((job(1, 1, rollout_gpus=16),), (0,), (0,)),
             r"jobs\[0\]\.phases\.rollout_gpus = 16",
         ),
         (lambda: job(1, 1, slo=0.5), r"slo = 0\.5"),
@@ -359,7 +360,7 @@ def groups(draw: st.DrawFn, star: bool = False) -> CoExecutionGroup:
             )
         )
     order = draw(st.permutations(range(n_jobs))) if draw(st.booleans()) else None
-    return CoExecutionGroup(tuple(members), tuple(range(n_r)), tuple(range(n_t)), order=order)
+    return group_of(tuple(members), tuple(range(n_r)), tuple(range(n_t)), order=order)
 
 
 def _check_common(group: CoExecutionGroup, m: GroupMetrics) -> None:
@@ -392,7 +393,7 @@ def _check_common(group: CoExecutionGroup, m: GroupMetrics) -> None:
     assert m.cost_usd_per_job_iteration == pytest.approx(
         per_h * m.meta_iteration_s / 3600 / len(group.jobs)
     )
-    fluid = sum(fluid_cost_usd_per_iteration(j.phases) for j in group.jobs) / len(group.jobs)
+    fluid = sum(fluid_cost_usd_per_iteration(j.phases, POOLS) for j in group.jobs) / len(group.jobs)
     assert m.fluid_cost_usd_per_job_iteration == pytest.approx(fluid)
     assert m.cost_usd_per_job_iteration >= fluid * (1 - 1e-9)
 
@@ -406,7 +407,7 @@ def test_every_group_respects_bounds_and_the_fluid_cost(group: CoExecutionGroup)
 @given(group=groups())
 def test_worst_case_is_never_faster(group: CoExecutionGroup) -> None:
     """Longer phases cannot shorten the exact meta-iteration (max-plus monotonicity)."""
-    worse = CoExecutionGroup(
+    worse = group_of(
         tuple(
             GroupJob(
                 JobPhases(
@@ -456,13 +457,13 @@ def test_unsaturated_shared_pair_of_nodes_beats_solo_d(
     pays T_cycle <= sum of solo times per round, so at most Solo-D's cost per iteration."""
     n = min(len(rollout_s), len(train_s))
     phases = [JobPhases(r, t) for r, t in zip(rollout_s[:n], train_s[:n], strict=True)]
-    group = CoExecutionGroup(tuple(GroupJob(p, 0, 0) for p in phases), (0,), (0,))
+    group = group_of(tuple(GroupJob(p, 0, 0) for p in phases), (0,), (0,))
     m = group.metrics()
     if m.status is GroupStatus.SATURATED:
         return
-    solo_cost = sum(solo_d(p).cost_usd_per_iteration for p in phases) / n
+    solo_cost = sum(solo_d(p, POOLS).cost_usd_per_iteration for p in phases) / n
     assert m.cost_usd_per_job_iteration <= solo_cost * (1 + 1e-9)
-    solo = solo_d_fleet(phases)
+    solo = solo_d_fleet(phases, POOLS)
     assert m.fleet().normalised_throughput_per_usd_h >= solo.normalised_throughput_per_usd_h * (
         1 - 1e-9
     )
@@ -473,10 +474,10 @@ def test_raw_iterations_per_usd_can_favour_solo_d_for_unequal_jobs() -> None:
     yet Solo-D completes more raw iterations per dollar (the 2 s job runs 3.5x as often);
     normalised throughput (T_solo / T per job) ranks them like the cost of equal work."""
     phases = [JobPhases(1, 1), JobPhases(1, 6)]
-    m = CoExecutionGroup(tuple(GroupJob(p, 0, 0) for p in phases), (0,), (0,)).metrics()
-    solo = solo_d_fleet(phases)
+    m = group_of(tuple(GroupJob(p, 0, 0) for p in phases), (0,), (0,)).metrics()
+    solo = solo_d_fleet(phases, POOLS)
     assert m.meta_iteration_s == pytest.approx(7.0)
-    round_solo_usd = sum(solo_d(p).cost_usd_per_iteration for p in phases)
+    round_solo_usd = sum(solo_d(p, POOLS).cost_usd_per_iteration for p in phases)
     assert m.cost_usd_per_meta_iteration / round_solo_usd == pytest.approx(7 / 9)
     assert m.iterations_per_usd < solo.iterations_per_usd
     assert m.normalised_throughput == pytest.approx(2 / 7 + 7 / 7)
@@ -520,7 +521,7 @@ def test_modelled_jobs_form_a_valid_group() -> None:
         RLJob(job_id="short", model_size_b=7, max_response_tokens=4096),
         RLJob(job_id="long", model_size_b=7, max_response_tokens=16384, turns=3),
     ]
-    group = CoExecutionGroup(
+    group = group_of(
         tuple(group_job_from_rljob(r, hw, 0, 0) for r in rls),
         (0,),
         (0,),

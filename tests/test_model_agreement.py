@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pooled import POOLS, group_of
 from strategies import any_groups
 
 from rollmux.closedform import JobPhases, solo_d
@@ -30,7 +31,7 @@ def _group(instance, sync: float, switch: float) -> CoExecutionGroup:
     )
     r_ids = sorted({n for job in jobs for n in job.rollout_nodes})
     t_ids = sorted({n for job in jobs for n in job.train_nodes})
-    return CoExecutionGroup(jobs=jobs, rollout_node_ids=tuple(r_ids), train_node_ids=tuple(t_ids))
+    return group_of(jobs=jobs, rollout_node_ids=tuple(r_ids), train_node_ids=tuple(t_ids))
 
 
 @given(
@@ -66,6 +67,6 @@ def test_group_metrics_match_simulated_execution(instance, sync: float, switch: 
 @given(st.integers(1, 50), st.integers(1, 50), st.integers(0, 10))
 def test_solo_d_iteration_matches_simulated_job_alone(r: int, t: int, sync: int) -> None:
     """Solo-D's closed-form iteration time is the simulated period of the job alone."""
-    closed = solo_d(JobPhases(rollout_s=r, train_s=t, sync_s=sync)).iteration_s
+    closed = solo_d(JobPhases(rollout_s=r, train_s=t, sync_s=sync), POOLS).iteration_s
     schedule = round_robin_schedule([r], [t + sync])
     assert measured_period(simulate(schedule, 8), schedule, 3) == pytest.approx(closed)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from profiles import PROFILES, load_profile
 
 from rollmux.experiments import model_figures, tables
 from rollmux.experiments.metrics import METRIC_COLUMNS
@@ -235,8 +236,8 @@ def test_schema_defaults_and_configs_agree() -> None:
     props = schema["properties"]
     for key, spec in props.items():
         assert {"type", "description", "default"} <= set(spec), key
-    for name in ("config.yaml", "paper.yaml"):
-        section = yaml.safe_load((REPO / "config" / name).read_text())["paperfigs"]
+    for name, overlays in PROFILES.items():
+        section = load_profile(*overlays)["paperfigs"]
         assert set(section) == set(props), name
 
 

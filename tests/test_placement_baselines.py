@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from pooled import POOLS
 from test_placement_rollmux import H20_NODE, H800_NODE, HW, alone, join, mkjob
 
 from rollmux.closedform import job_phases_from_rljob, verl
@@ -52,7 +53,7 @@ def test_verl_runs_on_training_gpus_only() -> None:
     assert decision.rollout_nodes == ()
     assert len(decision.train_nodes) == 2
     assert decision.marginal_cost_usd_per_h == pytest.approx(2 * H800_NODE)
-    expected = verl(job_phases_from_rljob(job, HW, job_profile(job, HW).times))
+    expected = verl(job_phases_from_rljob(job, HW, job_profile(job, HW).times), POOLS)
     assert decision.meta_iteration_s == pytest.approx(expected.iteration_s)
     apply(empty_snapshot(HW), decision).check_invariants()
 
@@ -366,11 +367,10 @@ def test_declared_options_match_every_constructor() -> None:
     (classes whose constructor forwards ``**options``, the variants, declare a subset)."""
     import inspect
 
-    from rollmux.placement import policy_names
-    from rollmux.placement.base import _factory, policy_options
+    from rollmux.placement import policy_class, policy_names, policy_options
 
     for name in policy_names():
-        factory = _factory(name)
+        factory = policy_class(name)
         if not isinstance(factory, type):
             continue
         params = list(inspect.signature(factory).parameters.values())

@@ -6,6 +6,7 @@ import itertools
 
 from hypothesis import given
 from hypothesis import strategies as st
+from pooled import group_of
 
 from rollmux.group import (
     CoExecutionGroup,
@@ -87,7 +88,7 @@ def group_model(snap: ClusterSnapshot, group_id: str, extra: tuple = ()) -> CoEx
         )
         for j in group.jobs
     )
-    return CoExecutionGroup(
+    return group_of(
         jobs=members + tuple(extra),
         rollout_node_ids=group.rollout_nodes,
         train_node_ids=group.train_nodes,

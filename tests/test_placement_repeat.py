@@ -14,11 +14,12 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pooled import group_of
 from strategies import profile_examples
 from test_placement_rollmux import HW, alone, join, mkjob
 
 from rollmux.closedform import JobPhases
-from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
+from rollmux.group import GroupJob, NodeCapacity
 from rollmux.placement import Strategy, apply, empty_snapshot, get_policy, policy_names
 from rollmux.placement.base import group_members, node_price_usd_per_h
 from rollmux.placement.rollmux_repeat import RollMuxRepeatPolicy, SchedulePlan, plan_group
@@ -49,7 +50,7 @@ def schedule_of(snapshot: ClusterSnapshot, group_id: str) -> tuple[float, dict[s
     """
     group = snapshot.groups[group_id]
     members = group_members(group, snapshot, worst_case=True)
-    model = CoExecutionGroup(jobs=members, rollout_node_ids=group.rollout_nodes,
+    model = group_of(jobs=members, rollout_node_ids=group.rollout_nodes,
                              train_node_ids=group.train_nodes,
                              node_capacity=NodeCapacity(HW.node.gpus_per_node,
                                                         HW.node.host_mem_gb))
@@ -159,7 +160,7 @@ def test_plan_group_is_pure_and_never_below_round_robin() -> None:
     """plan_group on a literal group: same plan twice; repeat beats round-robin here."""
     phases_long = JobPhases(rollout_s=1000.0, train_s=100.0)
     phases_short = JobPhases(rollout_s=100.0, train_s=100.0)
-    group = CoExecutionGroup(
+    group = group_of(
         jobs=(GroupJob(phases_long, ("r0",), ("t0",), slo=2.0, job_id="L"),
               GroupJob(phases_short, ("r1",), ("t0",), slo=6.0, job_id="M")),
         rollout_node_ids=("r0", "r1"),
@@ -173,7 +174,7 @@ def test_plan_group_is_pure_and_never_below_round_robin() -> None:
     assert plan.multiplicity == {"L": 1, "M": 3}
     assert plan.iteration_s("M") <= 6.0 * 200.0
     # infeasible SLOs: no plan
-    tight = CoExecutionGroup(
+    tight = group_of(
         jobs=(GroupJob(phases_long, ("r0",), ("t0",), slo=1.0, job_id="L"),
               GroupJob(phases_short, ("r0",), ("t0",), slo=1.0, job_id="M")),
         rollout_node_ids=("r0",),
@@ -231,7 +232,7 @@ def steady_state_period_of_round_robin(snapshot: ClusterSnapshot, group_id: str)
     """The group's exact round-robin period under worst-case phases (its join order)."""
     group = snapshot.groups[group_id]
     members = group_members(group, snapshot, worst_case=True)
-    return CoExecutionGroup(jobs=members, rollout_node_ids=group.rollout_nodes,
+    return group_of(jobs=members, rollout_node_ids=group.rollout_nodes,
                             train_node_ids=group.train_nodes,
                             node_capacity=NodeCapacity(HW.node.gpus_per_node,
                                                        HW.node.host_mem_gb)).meta_iteration_s()

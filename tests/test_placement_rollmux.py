@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from pooled import group_of
 
-from rollmux.group import CoExecutionGroup, group_job_from_rljob
+from rollmux.group import group_job_from_rljob
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.jobs import RLJob
 from rollmux.placement import Strategy, apply, empty_snapshot, get_policy
@@ -275,7 +276,7 @@ def test_exact_check_rejects_what_the_lower_bound_admits() -> None:
     job_c = mkjob("C", 350, 200, slo=1.5, rollout_gpus=16)
     rollout_nodes = snap.groups[group_id].rollout_nodes
     direct = join(snap, job_c, group_id, rollout_nodes, (t_second,))
-    model = CoExecutionGroup(
+    model = group_of(
         jobs=tuple(
             group_job_from_rljob(direct.jobs[j].job, HW, direct.jobs[j].rollout_nodes,
                                  direct.jobs[j].train_nodes)

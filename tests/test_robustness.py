@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -11,6 +10,7 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 import pytest
+from scriptmod import load_script
 
 from rollmux.placement.regroup import migration_pause_s
 from rollmux.sim import robustness as rb
@@ -27,11 +27,7 @@ FAILURE_JOBS = [{"job_id": "D1", "from": "Type-D"}, {"job_id": "D2", "from": "Ty
 
 def _script(name: str) -> ModuleType:
     """Import an analysis script by file name."""
-    spec = importlib.util.spec_from_file_location(name, REPO / "analysis" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(name, "analysis")
 
 
 # --------------------------------------------------------------------------- inputs

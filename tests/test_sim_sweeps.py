@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from pooled import POOLS
 
 from rollmux.closedform import fluid_cost_usd_per_iteration, job_phases_from_rljob
 from rollmux.experiments.metrics import METRIC_COLUMNS
@@ -201,7 +202,7 @@ def test_fluid_bound_integral_equals_per_job_sum() -> None:
     hw = load_hardware()
     jobs = _jobs(4)
     rates = fluid_job_rates(jobs, hw)
-    expected = sum(j.iterations * fluid_cost_usd_per_iteration(job_phases_from_rljob(j, hw))
+    expected = sum(j.iterations * fluid_cost_usd_per_iteration(job_phases_from_rljob(j, hw), POOLS)
                    for j in jobs)
     steps = fluid_timeseries(rates)
     widths = np.diff(steps["time_s"].to_numpy())

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_workflow import copy_pipeline, write_tiny_config
+from test_workflow import TEST_CONFIG, copy_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "sinfo", "scontrol")
@@ -183,7 +183,6 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
 def test_profile_runs_sweep_on_slurm(slurm_cluster: dict[str, str], tmp_path: Path) -> None:
     """Both targets are built by SLURM jobs through the project's profile."""
     workdir = copy_pipeline(tmp_path / "pipeline")
-    write_tiny_config(workdir)
     result = subprocess.run(
         [
             sys.executable,
@@ -204,7 +203,7 @@ def test_profile_runs_sweep_on_slurm(slurm_cluster: dict[str, str], tmp_path: Pa
             "mem_mb=1000",
             "runtime=10",
             "--configfile",
-            "config/tiny.yaml",
+            TEST_CONFIG,
         ],
         cwd=workdir,
         env=slurm_cluster,

@@ -216,6 +216,38 @@ def test_loaded_jobs_equal_constructed_jobs(path: Path) -> None:
         assert RLJob(**dataclasses.asdict(job)) == job
 
 
+def same_value(a: object, b: object) -> bool:
+    """Equal values of the same type (NaN equal to NaN)."""
+    if type(a) is not type(b):
+        return False
+    return a == b or (isinstance(a, float) and a != a and b != b)
+
+
+@pytest.mark.parametrize("path", [*SHIPPED, REPO / "tests/golden/traces/tiny-sim.csv"],
+                         ids=lambda p: p.name)
+def test_fast_construction_matches_the_constructor_on_every_field(path: Path) -> None:
+    """Each loaded job equals RLJob(**row) of its own row on every dataclass field, by type
+    and value, and holds no attribute besides the fields (fields are enumerated, so a new
+    RLJob field is covered without editing this test)."""
+    raw = path.read_bytes()
+    schema = load_schema()
+    fast = loader._fast_table(raw, schema)
+    assert fast is not None
+    frame, jobs = loader._validate_table(fast[0], schema, loader.hardware_view(None), "f", [],
+                                         fast[1])
+    rows = loader._record_kwargs(frame, schema)
+    names = [f.name for f in dataclasses.fields(RLJob)]
+    assert len(jobs) == len(rows) > 0
+    for job, row in zip(jobs, rows, strict=True):
+        built = RLJob(**row)
+        for name in names:
+            assert same_value(getattr(job, name), getattr(built, name)), (
+                f"{path.name} {row['job_id']}: field {name} is {getattr(job, name)!r}, "
+                f"RLJob(**row) gives {getattr(built, name)!r}")
+        if hasattr(job, "__dict__"):
+            assert set(vars(job)) == set(names), f"{path.name}: attributes beyond the fields"
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 def test_write_is_canonical(path: Path, tmp_path: Path) -> None:
     """Loading a shipped trace and writing it back reproduces its data lines exactly."""

@@ -1,8 +1,8 @@
 """Snakemake pipeline: lint, DAGs of both profiles, determinism, resume, claims, HTML report.
 
 The real runs happen in a temporary copy of the pipeline (Snakefile, workflow/, config/,
-analysis/, traces/ and the claims ledger) with a tiny config derived at test time from
-config/config.yaml, on a small subset of cheap targets (about 3 s of work per job; most
+analysis/, traces/ and the claims ledger) with the tests' config, .test/config/config.yaml
+merged over config/config.yaml, on a small subset of cheap targets (about 3 s of work per job; most
 of each run is Snakemake's and Python's start-up).
 """
 
@@ -30,6 +30,7 @@ PIPELINE_FILES = (
     "Snakefile",
     "workflow",
     "config",
+    ".test",
     "analysis",
     "traces",
     "environment.yml",
@@ -68,21 +69,14 @@ def copy_pipeline(dest: Path) -> Path:
     return dest
 
 
-def write_tiny_config(workdir: Path) -> Path:
-    """config/config.yaml with the few keys the small targets use made tiny."""
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    config["theorem1"]["instances"] = 3
-    config["gantt"]["iterations"] = 1
-    config["microbench"]["iterations"] = 2
-    config.setdefault("traces", {})["characterise"] = ["microbench"]
-    path = workdir / "config" / "tiny.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=True))
-    return path
+#: The tests' config: an overlay on config/config.yaml with the few keys the small targets
+#: read made tiny.
+TEST_CONFIG = ".test/config/config.yaml"
 
 
 def snakemake_command(workdir: Path, *args: str) -> list[str]:
-    """Command line of Snakemake in ``workdir`` on the tiny config (targets first)."""
-    return [sys.executable, "-m", "snakemake", *args, "--configfile", "config/tiny.yaml"]
+    """Command line of Snakemake in ``workdir`` on the tests' config (targets first)."""
+    return [sys.executable, "-m", "snakemake", *args, "--configfile", TEST_CONFIG]
 
 
 def snakemake(workdir: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
@@ -117,7 +111,6 @@ def digests(workdir: Path) -> dict[str, str]:
 def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the pipeline with the small targets built once, on one core."""
     workdir = copy_pipeline(tmp_path_factory.mktemp("clean"))
-    write_tiny_config(workdir)
     snakemake(workdir, *SMALL_TARGETS, "--cores", "1")
     return workdir
 
@@ -165,7 +158,6 @@ def test_dry_run_builds_dag(config: str, tmp_path: Path) -> None:
 def test_runs_are_byte_identical_across_cores(clean_run: Path, tmp_path: Path) -> None:
     """A second, independent run on two cores writes the same bytes as the one-core run."""
     workdir = copy_pipeline(tmp_path)
-    write_tiny_config(workdir)
     snakemake(workdir, *SMALL_TARGETS, "--cores", "2")
     first, second = digests(clean_run), digests(workdir)
     assert set(SMALL_TARGETS) <= set(first)
@@ -191,7 +183,6 @@ def test_killed_run_resumes_cleanly(clean_run: Path, tmp_path: Path) -> None:
     """
     target = "results/theorem1/summary.csv"
     workdir = copy_pipeline(tmp_path)
-    write_tiny_config(workdir)
     log = workdir / "results" / "logs" / "theorem1_summary.log"
     proc = subprocess.Popen(
         snakemake_command(workdir, target, "--cores", "1"),
@@ -332,7 +323,6 @@ def test_report_shows_the_claims_table_in_a_browser(clean_run: Path, html_report
 def test_claims_rule_fails_on_missing_metric(clean_run: Path, tmp_path: Path) -> None:
     """A reproducible claim without a result fails the rule, naming the metric."""
     workdir = copy_pipeline(tmp_path)
-    write_tiny_config(workdir)
     _write_metrics(workdir)
     models = workdir / "results" / "metrics" / "models.csv"
     table = pd.read_csv(models, dtype=str, keep_default_na=False)

@@ -1,8 +1,8 @@
 """Closed-form per-job models: Solo-D, veRL-style co-location and the fluid lower bound.
 
 Every function takes plain numbers wrapped in the small frozen dataclasses below
-(:class:`JobPhases`, :class:`GPUSpec`, :class:`PoolSpec`), so that each model can be
-checked against literals without the hardware or phase-time models. Thin adapters
+(:class:`JobPhases`, :class:`PoolSpec` of two :class:`rollmux.hardware.GPUType`), so that
+each model can be checked against literals without the phase-time model. Thin adapters
 from ``(RLJob, Hardware)`` live at the bottom of the module. The equations, with the
 paper section each comes from, are written out in docs/model.md.
 
@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from rollmux.hardware import GPUType
+
 if TYPE_CHECKING:
     from rollmux.hardware import Hardware
     from rollmux.jobs import RLJob
@@ -31,11 +33,7 @@ if TYPE_CHECKING:
 SECONDS_PER_HOUR = 3600.0
 
 __all__ = [
-    "DEFAULT_POOLS",
-    "H20",
-    "H800",
     "FleetCost",
-    "GPUSpec",
     "JobPhases",
     "PoolSpec",
     "SoloDMetrics",
@@ -97,53 +95,26 @@ def _as_float(name: str, value: object) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class GPUSpec:
-    """One GPU type as the cost models see it: its hourly price and HBM bandwidth."""
-
-    name: str
-    usd_per_h: float
-    hbm_bw_gbps: float
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"name = {self.name!r}: must be a non-empty string")
-        object.__setattr__(self, "usd_per_h", check_positive("usd_per_h", self.usd_per_h))
-        object.__setattr__(self, "hbm_bw_gbps", check_positive("hbm_bw_gbps", self.hbm_bw_gbps))
-
-
-def _default_spec(name: str) -> GPUSpec:
-    """The GPU's price and bandwidth from the one defaults file (data/defaults.yaml)."""
-    from rollmux.hardware import load_hardware
-
-    gpu = load_hardware().gpu(name)
-    return GPUSpec(gpu.name, usd_per_h=gpu.price_usd_per_h, hbm_bw_gbps=gpu.hbm_bw_gbps)
-
-
-# Public specs and estimated prices, read from data/defaults.yaml (H800 = 2.85 x H20).
-H20 = _default_spec("H20")
-H800 = _default_spec("H800")
-
-
-def _default_colocated_rollout_speedup() -> float:
-    """The co-located rollout speed-up of the one defaults file (data/defaults.yaml)."""
-    from rollmux.hardware import load_hardware
-
-    return load_hardware().perf.colocated_rollout_speedup
-
-
-@dataclass(frozen=True, slots=True)
 class PoolSpec:
     """The two GPU pools of a disaggregated cluster: rollout (inference) and training.
 
+    Each pool is a :class:`rollmux.hardware.GPUType` (the cost models read its
+    ``price_usd_per_h`` and ``hbm_bw_gbps``); build it from the loaded hardware with
+    :func:`pools_from_hardware`, so that hardware overrides apply.
     ``colocated_rollout_speedup`` is how much faster a co-located (veRL) rollout runs on the
     training GPUs than HBM-bandwidth scaling predicts (1: bandwidth scaling alone).
     """
 
-    rollout: GPUSpec = H20
-    train: GPUSpec = H800
+    rollout: GPUType
+    train: GPUType
     colocated_rollout_speedup: float = 1.0
 
     def __post_init__(self) -> None:
+        """Check that both pools are GPU types and the speed-up is positive."""
+        for name in ("rollout", "train"):
+            if not isinstance(getattr(self, name), GPUType):
+                raise ValueError(f"{name} = {getattr(self, name)!r}: expected a "
+                                 f"rollmux.hardware.GPUType")
         object.__setattr__(self, "colocated_rollout_speedup", check_positive(
             "colocated_rollout_speedup", self.colocated_rollout_speedup))
 
@@ -151,10 +122,9 @@ class PoolSpec:
         """Hourly price of ``rollout_gpus`` rollout GPUs plus ``train_gpus`` training GPUs."""
         n_r = check_count("rollout_gpus", rollout_gpus, 0)
         n_t = check_count("train_gpus", train_gpus, 0)
-        return n_r * self.rollout.usd_per_h + n_t * self.train.usd_per_h
+        return n_r * self.rollout.price_usd_per_h + n_t * self.train.price_usd_per_h
 
 
-DEFAULT_POOLS = PoolSpec(colocated_rollout_speedup=_default_colocated_rollout_speedup())
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +283,7 @@ class VerlMetrics(PerIterationCost):
 # --------------------------------------------------------------------------- models
 
 
-def solo_d(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS) -> SoloDMetrics:
+def solo_d(job: JobPhases, pools: PoolSpec) -> SoloDMetrics:
     """Solo-D: the job alone on its rollout and training GPUs, phases strictly in sequence.
 
     T = rollout + train + sync; the rollout pool idles during train + sync and the
@@ -328,7 +298,7 @@ def solo_d(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS) -> SoloDMetrics:
     )
 
 
-def colocated_rollout_s(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS) -> float:
+def colocated_rollout_s(job: JobPhases, pools: PoolSpec) -> float:
     """Rollout time on the job's training GPUs: decode is HBM-bandwidth bound, so it scales
     with the aggregate bandwidth, over the co-located speed-up s (fitted, docs/model.md):
     ``rollout_s * (n_r * bw_r) / (n_t * bw_t) / s``."""
@@ -338,7 +308,7 @@ def colocated_rollout_s(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS) -> floa
 
 
 def verl(
-    job: JobPhases, pools: PoolSpec = DEFAULT_POOLS, switch_s: float | None = None
+    job: JobPhases, pools: PoolSpec, switch_s: float | None = None
 ) -> VerlMetrics:
     """veRL-style co-location: rollout and training time-share the job's training GPUs.
 
@@ -358,7 +328,7 @@ def verl(
     )
 
 
-def fluid_cost_usd_per_iteration(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS) -> float:
+def fluid_cost_usd_per_iteration(job: JobPhases, pools: PoolSpec) -> float:
     """Fluid lower bound: one iteration's useful GPU-seconds, each priced, no bubble at all.
 
     ``(n_r * rollout_s * p_r + n_t * train_s * p_t) / 3600``. It bounds every model that
@@ -367,11 +337,12 @@ def fluid_cost_usd_per_iteration(job: JobPhases, pools: PoolSpec = DEFAULT_POOLS
     (p_r / bw_r <= p_t / (s bw_t), s the co-located speed-up).
     """
     rollout_gpu_s, train_gpu_s = job.busy_gpu_s()
-    usd_s = rollout_gpu_s * pools.rollout.usd_per_h + train_gpu_s * pools.train.usd_per_h
+    usd_s = (rollout_gpu_s * pools.rollout.price_usd_per_h
+             + train_gpu_s * pools.train.price_usd_per_h)
     return usd_s / SECONDS_PER_HOUR
 
 
-def fluid_cost_usd_per_h(jobs: Sequence[JobPhases], pools: PoolSpec = DEFAULT_POOLS) -> float:
+def fluid_cost_usd_per_h(jobs: Sequence[JobPhases], pools: PoolSpec) -> float:
     """Fluid lower bound per hour for ``jobs`` running concurrently at their solo rates."""
     _check_jobs(jobs)
     return sum(
@@ -380,7 +351,7 @@ def fluid_cost_usd_per_h(jobs: Sequence[JobPhases], pools: PoolSpec = DEFAULT_PO
     )
 
 
-def solo_d_fleet(jobs: Sequence[JobPhases], pools: PoolSpec = DEFAULT_POOLS) -> FleetCost:
+def solo_d_fleet(jobs: Sequence[JobPhases], pools: PoolSpec) -> FleetCost:
     """Iterations per hour and hourly cost of ``jobs`` each run Solo-D."""
     _check_jobs(jobs)
     metrics = [solo_d(job, pools) for job in jobs]
@@ -392,7 +363,7 @@ def solo_d_fleet(jobs: Sequence[JobPhases], pools: PoolSpec = DEFAULT_POOLS) -> 
 
 
 def verl_fleet(
-    jobs: Sequence[JobPhases], pools: PoolSpec = DEFAULT_POOLS, switch_s: float | None = None
+    jobs: Sequence[JobPhases], pools: PoolSpec, switch_s: float | None = None
 ) -> FleetCost:
     """Iterations per hour and hourly cost of ``jobs`` each run veRL-style co-located."""
     _check_jobs(jobs)
@@ -461,11 +432,7 @@ def pools_from_hardware(
     hw: Hardware, rollout_gpu_type: str = "H20", train_gpu_type: str = "H800"
 ) -> PoolSpec:
     """The :class:`PoolSpec` of a :class:`rollmux.hardware.Hardware` for two GPU types."""
-    specs = []
-    for gpu_type in (rollout_gpu_type, train_gpu_type):
-        gpu = hw.gpu(gpu_type)
-        specs.append(GPUSpec(gpu.name, gpu.price_usd_per_h, gpu.hbm_bw_gbps))
-    return PoolSpec(rollout=specs[0], train=specs[1],
+    return PoolSpec(rollout=hw.gpu(rollout_gpu_type), train=hw.gpu(train_gpu_type),
                     colocated_rollout_speedup=hw.perf.colocated_rollout_speedup)
 
 

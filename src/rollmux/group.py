@@ -28,7 +28,6 @@ from numbers import Real
 from typing import TYPE_CHECKING
 
 from rollmux.closedform import (
-    DEFAULT_POOLS,
     SECONDS_PER_HOUR,
     FleetCost,
     JobPhases,
@@ -237,13 +236,16 @@ class CoExecutionGroup:
 
     ``rollout_node_ids`` and ``train_node_ids`` are the nodes the group provisions
     (and pays for); every job must be pinned to declared nodes only. ``order`` is the
-    round-robin job order on every node (default: index order).
+    round-robin job order on every node (default: index order); ``pools`` (keyword) the
+    GPU types and prices of the two pools.
     """
 
     jobs: tuple[GroupJob, ...]
     rollout_node_ids: tuple[NodeId, ...]
     train_node_ids: tuple[NodeId, ...]
-    pools: PoolSpec = DEFAULT_POOLS
+    # Keyword-only and required: the pools come from the loaded hardware
+    # (closedform.pools_from_hardware), so a hardware override always reaches the costs.
+    pools: PoolSpec = field(kw_only=True)
     node_capacity: NodeCapacity = field(default_factory=NodeCapacity)
     order: tuple[int, ...] | None = None
 

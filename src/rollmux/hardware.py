@@ -224,6 +224,20 @@ class Hardware:
             if not isinstance(gpu, GPUType) or gpu.name != key:
                 raise ValueError(f"gpus.{key} must be a GPUType named {key!r}, got {gpu!r}")
         object.__setattr__(self, "gpus", MappingProxyType(dict(self.gpus)))
+        # Hashed by value, once: memo keys (rollmux.memo) hold the hardware itself, so
+        # equal hardware loaded twice shares entries and an override makes a new key.
+        object.__setattr__(self, "_hash", hash((tuple(sorted(self.gpus.items())), self.node,
+                                                self.network, self.perf, self.workload)))
+
+    def __hash__(self) -> int:
+        """Hash of the values (equal hardware, equal hash)."""
+        return self._hash  # type: ignore[attr-defined, no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle the fields only: string hashes differ between processes, so the
+        receiving process recomputes the hash."""
+        return (Hardware, (dict(self.gpus), self.node, self.network, self.perf,
+                           self.workload))
 
     def gpu(self, name: str) -> GPUType:
         """The GPU type called ``name``; ValueError listing the valid names when unknown."""

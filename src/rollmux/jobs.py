@@ -7,7 +7,6 @@ See docs/model.md ("Job model", "Response lengths").
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -18,6 +17,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 from rollmux.hardware import Hardware
+from rollmux.memo import memoised
 
 __all__ = [
     "OPTIONAL_FIELDS",
@@ -362,7 +362,7 @@ class ResponseLengthDist:
         return _expected_max(self, n)
 
 
-@functools.lru_cache(maxsize=4096)
+@memoised(4096)
 def _expected_max(dist: ResponseLengthDist, n: int) -> float:
     """:meth:`ResponseLengthDist.expected_max` for ``n >= 2`` (the integral, cached)."""
     a, b = dist._bounds(dist.mu)
@@ -399,7 +399,7 @@ def response_length_dist(job: RLJob, hw: Hardware) -> ResponseLengthDist:
     return _length_dist(float(job.max_response_tokens), mean, job.resolved_sigma(hw))
 
 
-@functools.lru_cache(maxsize=4096)
+@memoised(4096)
 def _length_dist(max_tokens: float, mean_tokens: float, sigma: float) -> ResponseLengthDist:
     """One (immutable, shared) distribution per parameter set: solving for mu is not free."""
     return ResponseLengthDist(max_tokens=max_tokens, mean_tokens=mean_tokens, sigma=sigma)

@@ -215,7 +215,8 @@ def switch_table(
 
 
 def group_status_examples(
-    groups: Sequence[Sequence[Sequence[float]]], iterations: int = 2
+    groups: Sequence[Sequence[Sequence[float]]], iterations: int = 2,
+    hw: Hardware | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Fig. 6: example groups on one rollout and one training node, and their status.
 
@@ -224,9 +225,12 @@ def group_status_examples(
     per-phase table of each group's round-robin execution (``group`` column added) and
     one row per group with ``group``, ``jobs``, ``t_load_s``, ``t_cycle_s``,
     ``meta_iteration_s``, ``status``, ``rollout_utilisation`` and ``train_utilisation``.
+    ``hw`` prices the pools (default: the packaged hardware; no column reads a price).
     """
-    from rollmux.closedform import JobPhases
+    from rollmux.closedform import JobPhases, pools_from_hardware
     from rollmux.group import CoExecutionGroup, GroupJob
+
+    pools = pools_from_hardware(hw or load_hardware())
 
     _check_iterations("iterations", iterations)
     frames, rows = [], []
@@ -237,7 +241,8 @@ def group_status_examples(
                 raise ValueError(f"groups[{g}][{j}] = {pair!r}: expected (rollout_s, train_s)")
             members.append(GroupJob(phases=JobPhases(float(pair[0]), float(pair[1])),
                                     rollout_nodes=(0,), train_nodes=(0,), job_id=f"J{j}"))
-        group = CoExecutionGroup(jobs=tuple(members), rollout_node_ids=(0,), train_node_ids=(0,))
+        group = CoExecutionGroup(jobs=tuple(members), rollout_node_ids=(0,), train_node_ids=(0,),
+                                 pools=pools)
         m = group.metrics()
         frame = _timeline(group, iterations)
         frame.insert(0, "group", g)

@@ -23,7 +23,8 @@ from rollmux.experiments.jobmix import production_mix
 from rollmux.group import CoExecutionGroup, node_capacity_from_hardware
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.phasetimes import phase_times
-from rollmux.placement.base import get_policy, group_members, job_profile
+from rollmux.placement.base import group_members, group_pools, job_profile
+from rollmux.placement.registry import get_policy
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, apply, empty_snapshot
 
 __all__ = ["bench_placement", "compare_policies", "slo_attainment"]
@@ -136,6 +137,7 @@ def slo_attainment(snapshot: ClusterSnapshot) -> float:
             jobs=group_members(group, snapshot, worst_case=True),
             rollout_node_ids=group.rollout_nodes,
             train_node_ids=group.train_nodes,
+            pools=group_pools(group, snapshot),
             node_capacity=node_capacity_from_hardware(hw),
         )
         met += sum(model.metrics().slo_ok)

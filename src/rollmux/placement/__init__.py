@@ -1,6 +1,7 @@
 """Placement: cluster snapshots, the policy interface and registry, and every policy.
 
-``get_policy(name, **options)`` builds a registered policy; ``policy.place(job,
+``get_policy(name, **options)`` builds a registered policy (a built-in, or a plug-in
+declared by an installed package in the ``rollmux.policies`` entry-point group); ``policy.place(job,
 snapshot)`` returns a decision; ``apply`` / ``release`` return updated snapshots.
 See docs/placement.md.
 """
@@ -15,8 +16,14 @@ from rollmux.placement.base import (
     PlacementPolicy,
     Regrouping,
     Strategy,
-    get_policy,
     job_profile,
+)
+from rollmux.placement.registry import (
+    ENTRY_POINT_GROUP,
+    PluginError,
+    clear_registry,
+    get_policy,
+    policy_class,
     policy_names,
     policy_options,
     policy_shares_nodes,
@@ -35,6 +42,7 @@ from rollmux.placement.snapshot import (
 )
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "ClusterSnapshot",
     "Decision",
     "GroupKind",
@@ -45,13 +53,16 @@ __all__ = [
     "PlacedJob",
     "Placement",
     "PlacementPolicy",
+    "PluginError",
     "Pool",
     "Regrouping",
     "Strategy",
     "apply",
+    "clear_registry",
     "empty_snapshot",
     "get_policy",
     "job_profile",
+    "policy_class",
     "policy_names",
     "policy_options",
     "policy_shares_nodes",

@@ -1,40 +1,49 @@
-"""The placement interface: decisions, job profiles, the policy base class and the registry.
+"""The placement interface: decisions, job profiles, the policy base class and helpers.
 
 A policy is a pure decision over a snapshot: ``policy.place(job, snapshot)`` returns a
 :class:`Placement` (one job onto concrete nodes) or a :class:`Regrouping` (a new partition
-of all active jobs plus the arrival); it reads no clock and does no I/O. Policies are
-registered by name (:func:`register_policy`) and built with :func:`get_policy`.
+of all active jobs plus the arrival); it reads no clock and does no I/O. The registry of
+policies by name is :mod:`rollmux.placement.registry`.
 
 Each policy class declares what it accepts as class attributes, so callers (the replay
 driver, the CLI, the workflow) ask the class instead of trying a call: ``options``, the
 keyword options of its constructor (``seed`` when it draws random numbers,
 ``max_group_size`` when it takes a group-size limit, ``regroup_interval_s`` when it
 regroups periodically), and ``shares_nodes``, False when every group holds one job (a
-group-size limit can never bind). :func:`policy_options` and :func:`policy_shares_nodes`
-read them by policy name.
+group-size limit can never bind). The registry's ``policy_options`` and
+``policy_shares_nodes`` read them by policy name.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
-from enum import StrEnum
-from typing import Any, ClassVar, TypeVar, get_type_hints
+from dataclasses import fields
+from typing import Any, ClassVar
 
-from rollmux.closedform import JobPhases, job_phases_from_rljob
+from rollmux.closedform import JobPhases, PoolSpec, job_phases_from_rljob, pools_from_hardware
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.memo import Memo
 from rollmux.phasetimes import (
     PhaseTimes,
     phase_times,
     rollout_mem_gb_per_node,
     train_mem_gb_per_node,
 )
-from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, PlacedJob, Pool
+from rollmux.placement.decisions import (
+    Decision,
+    GroupKind,
+    JobProfile,
+    NewNode,
+    Placement,
+    Pool,
+    Regrouping,
+    Strategy,
+    rejected,
+)
+from rollmux.placement.snapshot import ClusterSnapshot, GroupState, PlacedJob
 
 __all__ = [
     "Decision",
@@ -47,130 +56,17 @@ __all__ = [
     "admissible_profile",
     "check_max_group_size",
     "feasible_nodes",
-    "get_policy",
     "group_member",
     "group_members",
     "group_model",
+    "group_pools",
     "job_profile",
     "member_phases",
     "new_group_placement",
     "node_price_usd_per_h",
-    "policy_names",
-    "policy_options",
-    "policy_shares_nodes",
     "profile_or_reason",
-    "register_policy",
     "rejected",
 ]
-
-
-class Strategy(StrEnum):
-    """How a job was admitted (the paper's admission mix uses the first three)."""
-
-    DIRECT_PACKING = "direct-packing"  # existing rollout and training nodes, zero cost
-    ROLLOUT_SCALING = "rollout-scaling"  # the group's training nodes plus new rollout nodes
-    NEW_GROUP = "new-group"  # an isolated group of new nodes holding only the job
-    COLOCATED = "colocated"  # veRL: every phase on the job's own training GPUs
-    REGROUP = "regroup"  # the job was placed by re-partitioning every active job
-    REJECTED = "rejected"  # the job fits no node (reason recorded)
-
-
-@dataclass(frozen=True, slots=True)
-class NewNode:
-    """A node a decision provisions: its id, pool and GPU type."""
-
-    node_id: str
-    pool: Pool
-    gpu_type: str
-
-
-@dataclass(frozen=True, slots=True)
-class JobProfile:
-    """What placement needs of a job: phase times, nodes per pool, host memory per node."""
-
-    times: PhaseTimes
-    rollout_nodes: int
-    train_nodes: int
-    rollout_mem_gb: float
-    train_mem_gb: float
-
-
-@dataclass(frozen=True)
-class Placement:
-    """One job onto concrete nodes of one group (existing or new), with its marginal cost.
-
-    ``rollout_nodes``/``train_nodes`` are the node ids the job is pinned to (existing
-    ones or ids among ``new_nodes``); ``marginal_cost_usd_per_h`` the hourly price of
-    ``new_nodes``; ``meta_iteration_s`` the resulting group's meta-iteration under the
-    policy's admission estimates (``nan`` when the policy does not evaluate it).
-    """
-
-    job: RLJob
-    strategy: Strategy
-    group_id: str = ""
-    rollout_nodes: tuple[str, ...] = ()
-    train_nodes: tuple[str, ...] = ()
-    new_nodes: tuple[NewNode, ...] = ()
-    marginal_cost_usd_per_h: float = 0.0
-    new_group: bool = False
-    group_kind: GroupKind = GroupKind.SHARED
-    profile: JobProfile | None = None
-    meta_iteration_s: float = math.nan
-    node_orders: tuple[tuple[str, tuple[str, ...]], ...] | None = None
-    reason: str = ""
-
-    @property
-    def job_id(self) -> str:
-        """The placed job's id."""
-        return self.job.job_id
-
-    @property
-    def admitted(self) -> bool:
-        """False for a rejected job."""
-        return self.strategy is not Strategy.REJECTED
-
-
-@dataclass(frozen=True)
-class Regrouping:
-    """A re-partition of the active jobs plus the arrival (policies ``optimal``, ``regroup``).
-
-    Groups in ``kept_groups`` stay as they are; every other group is dissolved and its
-    jobs, with the arrival, are re-admitted by ``placements`` (new groups on new nodes,
-    in order). ``moved_jobs`` are the previously admitted jobs whose set of group-mates
-    changed; each pays ``pause_s[job_id]`` of migration and restart (0 for the idealised
-    optimum). ``marginal_cost_usd_per_h`` is the change of the cluster's hourly cost.
-    """
-
-    job: RLJob | None
-    time_s: float
-    kept_groups: tuple[str, ...]
-    placements: tuple[Placement, ...]
-    moved_jobs: tuple[str, ...]
-    pause_s: Mapping[str, float]
-    marginal_cost_usd_per_h: float
-    cost_usd_per_h: float
-    solver: str = ""
-    solve_seconds: float = 0.0
-    strategy: Strategy = Strategy.REGROUP
-    reason: str = ""
-
-    @property
-    def job_id(self) -> str:
-        """The arriving job's id (empty for a periodic regroup without an arrival)."""
-        return "" if self.job is None else self.job.job_id
-
-    @property
-    def admitted(self) -> bool:
-        """A regrouping always admits its arrival."""
-        return True
-
-
-Decision = Placement | Regrouping
-
-
-def rejected(job: RLJob, reason: str) -> Placement:
-    """A decision record for a job that cannot be placed (not an exception)."""
-    return Placement(job=job, strategy=Strategy.REJECTED, reason=reason)
 
 
 # --------------------------------------------------------------------------- job profiles
@@ -179,8 +75,8 @@ def rejected(job: RLJob, reason: str) -> Placement:
 # others share one profile (the phase model costs ~4 ms per call).
 _PROFILE_FREE_FIELDS = frozenset({"job_id", "slo", "arrival_s", "iterations", "workload"})
 _PROFILE_FIELDS = tuple(f.name for f in fields(RLJob) if f.name not in _PROFILE_FREE_FIELDS)
-_PROFILE_CACHE: dict[tuple[int, tuple[Any, ...]], tuple[Hardware, JobProfile]] = {}
-_PROFILE_CACHE_MAX = 50_000
+_PROFILES: Memo[tuple[Hardware, tuple[Any, ...]], JobProfile] = Memo(
+    "rollmux.placement.base.job_profile", 50_000)
 
 
 def job_profile(job: RLJob, hw: Hardware) -> JobProfile:
@@ -189,10 +85,10 @@ def job_profile(job: RLJob, hw: Hardware) -> JobProfile:
     Raises ValueError (from the phase model) when the job cannot run on its GPUs, e.g.
     an unknown GPU type or too few GPUs for its model's tensor parallelism.
     """
-    key = (id(hw), tuple(getattr(job, name) for name in _PROFILE_FIELDS))
-    hit = _PROFILE_CACHE.get(key)
-    if hit is not None and hit[0] is hw:
-        return hit[1]
+    key = (hw, tuple(getattr(job, name) for name in _PROFILE_FIELDS))
+    hit = _PROFILES.get(key)
+    if hit is not None:
+        return hit
     gpn = hw.node.gpus_per_node
     profile = JobProfile(
         times=phase_times(job, hw),
@@ -201,10 +97,7 @@ def job_profile(job: RLJob, hw: Hardware) -> JobProfile:
         rollout_mem_gb=rollout_mem_gb_per_node(job, hw),
         train_mem_gb=train_mem_gb_per_node(job, hw),
     )
-    if len(_PROFILE_CACHE) >= _PROFILE_CACHE_MAX:
-        _PROFILE_CACHE.clear()
-    _PROFILE_CACHE[key] = (hw, profile)
-    return profile
+    return _PROFILES.put(key, profile)
 
 
 def profile_or_reason(job: RLJob, hw: Hardware) -> JobProfile | str:
@@ -247,99 +140,6 @@ class PlacementPolicy(ABC):
     def regroup(self, snapshot: ClusterSnapshot) -> Regrouping | None:
         """A periodic re-partition due at ``snapshot.time_s`` (None: this policy never does)."""
         return None
-
-
-_REGISTRY: dict[str, Callable[..., PlacementPolicy]] = {}
-P = TypeVar("P", bound=Callable[..., PlacementPolicy])
-
-
-def register_policy(name: str) -> Callable[[P], P]:
-    """Class (or factory) decorator registering a policy under ``name``."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
-
-    def deco(factory: P) -> P:
-        if name in _REGISTRY and _REGISTRY[name] is not factory:
-            raise ValueError(f"name {name!r} is already registered")
-        _REGISTRY[name] = factory
-        return factory
-
-    return deco
-
-
-def _load_builtin_policies() -> None:
-    """Import the policy modules so that their registrations run."""
-    from rollmux.placement import (  # noqa: F401
-        gavel_plus,
-        greedy,
-        optimal,
-        random_policy,
-        regroup,
-        rollmux,
-        rollmux_repeat,
-        solo_d,
-        variants,
-        verl,
-    )
-
-
-def policy_names() -> tuple[str, ...]:
-    """Every registered policy name, sorted."""
-    _load_builtin_policies()
-    return tuple(sorted(_REGISTRY))
-
-
-def _declared_options(factory: Callable[..., Any]) -> frozenset[str]:
-    """The keyword options a policy class (or factory) accepts.
-
-    The class's ``options`` attribute when it declares one; otherwise (a fallback for
-    policies that do not declare it yet) the named parameters of its constructor, and
-    for a factory taking ``**options`` those of the policy class it returns.
-    """
-    declared = getattr(factory, "options", None)
-    if declared is not None:
-        return frozenset(declared)
-    params = list(inspect.signature(factory).parameters.values())
-    named = {p.name for p in params if p.kind in (
-        p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        returned = None if isinstance(factory, type) else get_type_hints(factory).get("return")
-        if isinstance(returned, type) and issubclass(returned, PlacementPolicy):
-            named |= _declared_options(returned)
-    return frozenset(named)
-
-
-def _factory(name: str) -> Callable[..., PlacementPolicy]:
-    """The registered class (or factory) of ``name``; ValueError lists valid names."""
-    _load_builtin_policies()
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(f"unknown policy {name!r}; valid names: {', '.join(policy_names())}")
-    return _REGISTRY[name]
-
-
-def policy_options(name: str) -> frozenset[str]:
-    """The keyword options policy ``name`` accepts (e.g. ``seed``, ``max_group_size``)."""
-    return _declared_options(_factory(name))
-
-
-def policy_shares_nodes(name: str) -> bool:
-    """False when every group of policy ``name`` holds one job (a group-size limit is moot)."""
-    factory = _factory(name)
-    if not isinstance(factory, type):
-        returned = get_type_hints(factory).get("return")
-        factory = returned if isinstance(returned, type) else PlacementPolicy
-    return bool(getattr(factory, "shares_nodes", True))
-
-
-def get_policy(name: str, **options: Any) -> PlacementPolicy:
-    """The policy registered as ``name`` built with ``options``; ValueError lists valid names."""
-    factory = _factory(name)
-    unknown = sorted(set(options) - _declared_options(factory))
-    if unknown:
-        accepted = ", ".join(sorted(_declared_options(factory))) or "none"
-        raise ValueError(f"policy {name!r} does not take option(s) {', '.join(unknown)} "
-                         f"(it takes: {accepted})")
-    return factory(**options)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -440,6 +240,13 @@ def group_members(
     )
 
 
+def group_pools(group: GroupState, snapshot: ClusterSnapshot) -> PoolSpec:
+    """The pools of ``group``: its nodes' GPU types as the snapshot's hardware prices them."""
+    nodes = snapshot.nodes
+    return pools_from_hardware(snapshot.hw, nodes[group.rollout_nodes[0]].gpu_type,
+                               nodes[group.train_nodes[0]].gpu_type)
+
+
 def group_model(group: GroupState, snapshot: ClusterSnapshot, worst_case: bool
                 ) -> CoExecutionGroup:
     """The group as a group model: its members (worst-case or expected phases) on its nodes."""
@@ -448,6 +255,7 @@ def group_model(group: GroupState, snapshot: ClusterSnapshot, worst_case: bool
         jobs=group_members(group, snapshot, worst_case),
         rollout_node_ids=group.rollout_nodes,
         train_node_ids=group.train_nodes,
+        pools=group_pools(group, snapshot),
         node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
     )
 

@@ -36,7 +36,6 @@ from rollmux.placement.base import (
     job_profile,
     new_group_placement,
     node_price_usd_per_h,
-    register_policy,
     rejected,
 )
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind
@@ -73,7 +72,6 @@ def rescaled_times(reference: PhaseTimes, model_ref: PhaseTimes, model_new: Phas
     )
 
 
-@register_policy("gavel-plus")
 class GavelPlusPolicy(PlacementPolicy):
     """The cheapest static per-job allocation meeting the job's SLO; no sharing."""
 

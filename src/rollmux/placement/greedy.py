@@ -35,7 +35,6 @@ from rollmux.placement.base import (
     admissible_profile,
     check_max_group_size,
     new_group_placement,
-    register_policy,
 )
 from rollmux.placement.joinable import (
     JOINABLE_READINGS,
@@ -53,7 +52,6 @@ IdleMeasure = Literal["pools", "bottleneck"]
 IDLE_MEASURES: tuple[IdleMeasure, ...] = ("pools", "bottleneck")
 
 
-@register_policy("greedy")
 class GreedyPolicy(PlacementPolicy):
     """Most-Idle: the idlest group that can take the job, its least loaded nodes; no SLO check."""
 

@@ -25,7 +25,6 @@ from rollmux.placement.base import (
     admissible_profile,
     check_max_group_size,
     job_profile,
-    register_policy,
 )
 from rollmux.placement.optimum import ColumnCache, Partition, optimal_partition
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, Pool
@@ -168,7 +167,6 @@ class SolveStats:
         }
 
 
-@register_policy("optimal")
 class OptimalPolicy(PlacementPolicy):
     """Free regrouping to the minimum-cost partition at every arrival (a lower bound)."""
 

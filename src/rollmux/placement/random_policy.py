@@ -35,7 +35,6 @@ from rollmux.placement.base import (
     admissible_profile,
     check_max_group_size,
     new_group_placement,
-    register_policy,
 )
 from rollmux.placement.joinable import (
     JOINABLE_READINGS,
@@ -52,7 +51,6 @@ NewGroupRule = Literal["option", "fallback"]
 NEW_GROUP_RULES: tuple[NewGroupRule, ...] = ("option", "fallback")
 
 
-@register_policy("random")
 class RandomPolicy(PlacementPolicy):
     """A random group that can take the job (or a new one), random nodes; no SLO check."""
 

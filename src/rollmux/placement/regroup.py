@@ -20,7 +20,6 @@ from rollmux.placement.base import (
     PlacementPolicy,
     Regrouping,
     check_max_group_size,
-    register_policy,
 )
 from rollmux.placement.optimal import SolveStats, solve_regrouping
 from rollmux.placement.rollmux import RollMuxPolicy
@@ -53,7 +52,6 @@ def migration_pause_s(model_size_b: float) -> float:
     return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
 
 
-@register_policy("regroup")
 class RegroupPolicy(PlacementPolicy):
     """RollMux between re-solves; hourly optimal regrouping with migration pauses."""
 

@@ -55,10 +55,10 @@ from rollmux.placement.base import (
     Strategy,
     admissible_profile,
     group_member,
+    group_pools,
     member_phases,
     new_group_placement,
     node_price_usd_per_h,
-    register_policy,
 )
 from rollmux.placement.frozenmap import FrozenMap
 from rollmux.placement.snapshot import (
@@ -305,7 +305,6 @@ class _GroupIndex:
         return sorted((g for g in found if g is not None), key=lambda g: g.serial)
 
 
-@register_policy("rollmux")
 class RollMuxPolicy(PlacementPolicy):
     """Algorithm 1: least marginal provisioning cost subject to memory and every SLO."""
 
@@ -597,6 +596,7 @@ class RollMuxPolicy(PlacementPolicy):
                 jobs=(*s.members, new_job),
                 rollout_node_ids=(*cand.group.rollout_nodes, *new_ids),
                 train_node_ids=cand.group.train_nodes,
+                pools=group_pools(cand.group, snapshot),
                 node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
             )
 
@@ -677,7 +677,7 @@ class RollMuxPolicy(PlacementPolicy):
             if placement is None:
                 continue
             s = self._summary(cand.group, snapshot)
-            before_meta = _group_meta(s, cand.group, hw)
+            before_meta = _group_meta(s, cand.group, snapshot)
             busy_before = s.busy_usd_per_h_s / before_meta
             busy_after = (s.busy_usd_per_h_s + own_busy) / placement.meta_iteration_s
             score = 2 * cand.marginal_cost_usd_per_h - (busy_after - busy_before)
@@ -687,12 +687,14 @@ class RollMuxPolicy(PlacementPolicy):
         return best
 
 
-def _group_meta(s: _GroupSummary, group: GroupState, hw: Hardware) -> float:
+def _group_meta(s: _GroupSummary, group: GroupState, snapshot: ClusterSnapshot) -> float:
     """Exact meta-iteration of a group as it stands (admission estimates)."""
+    hw = snapshot.hw
     return CoExecutionGroup(
         jobs=s.members,
         rollout_node_ids=group.rollout_nodes,
         train_node_ids=group.train_nodes,
+        pools=group_pools(group, snapshot),
         node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
     ).meta_iteration_s()
 

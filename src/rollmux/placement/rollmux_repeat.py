@@ -47,8 +47,8 @@ from rollmux.placement.base import (
     Strategy,
     feasible_nodes,
     group_members,
+    group_pools,
     node_price_usd_per_h,
-    register_policy,
 )
 from rollmux.placement.rollmux import RollMuxPolicy, admission_phases
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
@@ -142,7 +142,6 @@ def plan_group(
     )
 
 
-@register_policy("rollmux-repeat")
 class RollMuxRepeatPolicy(PlacementPolicy):
     """Algorithm 1, then the admitted group's schedule re-planned with repetitions."""
 
@@ -210,6 +209,7 @@ class RollMuxRepeatPolicy(PlacementPolicy):
             jobs=(*members, extra) if extra is not None else tuple(members),
             rollout_node_ids=(*group.rollout_nodes, *new_rollout),
             train_node_ids=group.train_nodes,
+            pools=group_pools(group, snapshot),
             node_capacity=NodeCapacity(hw.node.gpus_per_node, hw.node.host_mem_gb),
         )
 

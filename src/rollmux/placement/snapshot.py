@@ -18,19 +18,23 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.phases import order_multiplicities
 from rollmux.phasetimes import PhaseTimes
+from rollmux.placement.decisions import (
+    Decision,
+    GroupKind,
+    Placement,
+    Pool,
+    Regrouping,
+    Strategy,
+)
 from rollmux.placement.frozenmap import FrozenMap, MapEdit
 from rollmux.schedule.graph import order_events, repeated_layout
 from rollmux.schedule.maxplus import build_event_graph
-
-if TYPE_CHECKING:
-    from rollmux.placement.base import Decision, Placement, Regrouping
 
 __all__ = [
     "ClusterSnapshot",
@@ -50,21 +54,6 @@ V = TypeVar("V")
 
 # Relative tolerance on host-memory sums (they come from different float additions).
 MEM_REL_TOL = 1e-9
-
-
-class Pool(StrEnum):
-    """The two GPU pools of a disaggregated cluster."""
-
-    ROLLOUT = "rollout"
-    TRAIN = "train"
-
-
-class GroupKind(StrEnum):
-    """How a group uses its nodes (policies only multiplex ``shared`` groups)."""
-
-    SHARED = "shared"  # a RollMux co-execution group (phase-level multiplexing)
-    DEDICATED = "dedicated"  # one job on its own rollout and training nodes (Solo-D, Gavel+)
-    COLOCATED = "colocated"  # one job, every phase on its own training nodes (veRL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,8 +253,6 @@ def apply(snapshot: ClusterSnapshot, decision: Decision) -> ClusterSnapshot:
     Raises ValueError if the decision is inconsistent with the snapshot (unknown node,
     node of another group, job already admitted, host memory exceeded).
     """
-    from rollmux.placement.base import Placement, Regrouping, Strategy
-
     if isinstance(decision, Regrouping):
         out = _apply_regrouping(snapshot, decision)
         for group_id in dict.fromkeys(p.group_id for p in decision.placements):

@@ -13,14 +13,12 @@ from rollmux.placement.base import (
     PlacementPolicy,
     admissible_profile,
     new_group_placement,
-    register_policy,
 )
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind
 
 __all__ = ["SoloDPolicy"]
 
 
-@register_policy("solo-d")
 class SoloDPolicy(PlacementPolicy):
     """Each job alone on new rollout and training nodes (disaggregated, never shared)."""
 

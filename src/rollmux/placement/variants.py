@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rollmux.placement.base import register_policy
 from rollmux.placement.rollmux import RollMuxPolicy
 
 __all__ = ["CostWeightedRollMux", "ExpectedRollMux", "NoPruneRollMux", "OrderSearchRollMux"]
@@ -27,7 +26,6 @@ __all__ = ["CostWeightedRollMux", "ExpectedRollMux", "NoPruneRollMux", "OrderSea
 _COMMON_OPTIONS = frozenset({"max_group_size", "objective", "order_search_limit"})
 
 
-@register_policy("rollmux-noprune")
 class NoPruneRollMux(RollMuxPolicy):
     """RollMux without saturation pruning."""
 
@@ -39,7 +37,6 @@ class NoPruneRollMux(RollMuxPolicy):
         super().__init__(prune_saturated=False, **options)
 
 
-@register_policy("rollmux-expected")
 class ExpectedRollMux(RollMuxPolicy):
     """RollMux admitting with expected (not worst-case) phase times."""
 
@@ -51,7 +48,6 @@ class ExpectedRollMux(RollMuxPolicy):
         super().__init__(worst_case=False, **options)
 
 
-@register_policy("rollmux-ordersearch")
 class OrderSearchRollMux(RollMuxPolicy):
     """RollMux with per-node order search when round robin misses an SLO."""
 
@@ -63,7 +59,6 @@ class OrderSearchRollMux(RollMuxPolicy):
         super().__init__(order_search=True, **options)
 
 
-@register_policy("rollmux-costweighted")
 class CostWeightedRollMux(RollMuxPolicy):
     """RollMux minimising marginal cost plus the change in idle GPU dollars per hour."""
 

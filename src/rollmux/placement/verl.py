@@ -16,14 +16,12 @@ from rollmux.placement.base import (
     Strategy,
     admissible_profile,
     new_group_placement,
-    register_policy,
 )
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind
 
 __all__ = ["VerlPolicy"]
 
 
-@register_policy("verl")
 class VerlPolicy(PlacementPolicy):
     """Each job alone on new training-GPU nodes running rollout and training in turn."""
 

@@ -31,6 +31,7 @@ import pandas as pd
 
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.memo import Memo
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import (
     ClusterSnapshot,
@@ -158,9 +159,9 @@ DrawFactory = Callable[[RLJob, PhaseTimes], PhaseDraws]
 
 # Memo of draw tables: the sampler is deterministic per (job, times, seed, options,
 # template), so replays of one trace under several policies share its (costly) draws.
-_DRAW_CACHE: dict[tuple[Any, ...], PhaseDraws] = {}
-_DRAW_CACHE_MAX_ITERATIONS = 1_000_000  # 24 MB of tables
-_draw_cache_iterations = 0
+# Bounded by the tables' iterations: 1e6 iterations are 24 MB of tables.
+_DRAWS: Memo[tuple[Any, ...], PhaseDraws] = Memo(
+    "rollmux.sim.engine.draws", 1_000_000, weight=lambda table: len(table.rollout_s))
 
 
 def drift_templates(setting: str, job_ids: Sequence[str], seed: int
@@ -194,13 +195,11 @@ def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
         options["migration_threshold"] = config.migration_threshold
     sconf = StochasticConfig(**options)
 
-    hw_key = repr(hw)  # a value key: equal hardware loaded twice shares the tables
-
     def make(job: RLJob, times: PhaseTimes) -> PhaseDraws:
-        global _draw_cache_iterations
         template = templates[job.job_id]
-        key = (job, times, seed, sconf, template, hw_key)
-        hit = _DRAW_CACHE.get(key)
+        # Value keys (equal hardware loaded twice shares the tables).
+        key = (job, times, seed, sconf, template, hw)
+        hit = _DRAWS.get(key)
         if hit is not None:
             return hit
         sampler = PhaseSampler(job, hw, root_seed=seed, config=sconf, drift=template,
@@ -210,12 +209,7 @@ def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
                            array("d", [d.rollout_node_s for d in draws]),
                            array("d", [d.train_s for d in draws]),
                            array("i", [d.tail_gpus for d in draws]))
-        if _draw_cache_iterations + job.iterations > _DRAW_CACHE_MAX_ITERATIONS:
-            _DRAW_CACHE.clear()
-            _draw_cache_iterations = 0
-        _DRAW_CACHE[key] = table
-        _draw_cache_iterations += job.iterations
-        return table
+        return _DRAWS.put(key, table)
 
     return make, "stochastic"
 

@@ -8,7 +8,6 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import yaml
 from scipy.optimize import brentq
 
 from rollmux.io import read_yaml
+from rollmux.memo import memoised
 from rollmux.traces import philly
 from rollmux.traces.stats import PAPER_TARGETS, job_summary
 
@@ -40,7 +40,7 @@ class Generated:
     comments: tuple[str, ...] = ()
 
 
-@cache
+@memoised(1)
 def _packaged_workloads() -> dict[str, Any]:
     """The packaged workloads.yaml (all generator estimates)."""
     text = resources.files("rollmux.traces").joinpath(WORKLOADS_FILE).read_text(encoding="utf-8")

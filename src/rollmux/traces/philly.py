@@ -6,13 +6,14 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from rollmux.memo import memoised
 
 FIT_FILE = "philly_fit.json"
 RUNTIME_FILE = "philly_runtime.csv"
@@ -57,7 +58,7 @@ def fit_runtimes(runtimes: np.ndarray, min_runtime_s: float, source: str) -> dic
     }
 
 
-@cache
+@memoised(1)
 def load_fit() -> dict[str, Any]:
     """The committed fit (src/rollmux/traces/philly_fit.json)."""
     text = resources.files("rollmux.traces").joinpath(FIT_FILE).read_text(encoding="utf-8")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from importlib import resources
 from typing import Any
 
 import jsonschema
 import yaml
+
+from rollmux.memo import memoised
 
 SCHEMA_FILE = "schema.yaml"
 #: Schema versions this loader reads.
@@ -121,7 +122,7 @@ def parse_schema(document: dict[str, Any]) -> TraceSchema:
     return TraceSchema(version=int(document["schema_version"]), columns=columns)
 
 
-@cache
+@memoised(1)
 def load_schema() -> TraceSchema:
     """The packaged trace schema (src/rollmux/traces/schema.yaml)."""
     text = resources.files("rollmux.traces").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")

@@ -9,8 +9,9 @@ enumeration").
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Sequence
+
+from rollmux.memo import memoised
 
 __all__ = ["LazyList", "connected", "layouts", "pins", "shared", "side_layouts"]
 
@@ -97,7 +98,7 @@ class LazyList:
             done.append(item)
 
 
-@functools.lru_cache(maxsize=4096)
+@memoised(4096)
 def layouts(need: tuple[int, ...], n_nodes: int, masks: tuple[int, ...]) -> LazyList:
     """:func:`side_layouts`, shared between searches (job sets with equal inputs)."""
     return LazyList(side_layouts(need, n_nodes, masks))

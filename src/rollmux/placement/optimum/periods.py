@@ -11,13 +11,13 @@ most a budget" (rule P7) and "some order within a budget" for subproblems (rule 
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from rollmux.memo import memoised
 from rollmux.schedule.maxplus import (
     build_event_graph,
     period_is_at_most,
@@ -43,13 +43,13 @@ def _put(memo: dict[Key, V], key: Key, value: V, limit: int) -> V:
     return value
 
 
-@functools.cache
+@memoised(1 << 16)
 def orders(n: int) -> tuple[tuple[int, ...], ...]:
     """Every round-robin order of ``n`` jobs up to rotation (job 0 first; rule P4)."""
     return tuple((0, *rest) for rest in itertools.permutations(range(1, n)))
 
 
-@functools.cache
+@memoised(1 << 16)
 def proper_subsets(n: int) -> tuple[tuple[int, ...], ...]:
     """Every subset of 2..n-1 of ``n`` jobs, by size then lexicographically (rule P6).
 
@@ -60,7 +60,7 @@ def proper_subsets(n: int) -> tuple[tuple[int, ...], ...]:
     return tuple(sub for size in range(2, n) for sub in itertools.combinations(range(n), size))
 
 
-@functools.cache
+@memoised(1 << 16)
 def relabel_table(n: int, jobs: tuple[int, ...]) -> tuple[int, ...]:
     """Node masks over a group's ``n`` jobs mapped to masks over ``jobs`` (bit i: ``jobs[i]``)."""
     out = []
@@ -73,7 +73,7 @@ def relabel_table(n: int, jobs: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-@functools.cache
+@memoised(1 << 16)
 def _projection(n: int, jobs: tuple[int, ...]) -> tuple[Take, Callable[[int], int]]:
     """Picks ``jobs``' durations (in that order) and relabels a node mask over them."""
     pick = operator.itemgetter(*jobs)

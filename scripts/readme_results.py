@@ -1,0 +1,78 @@
+"""Write the README's result numbers from the results files (never typed by hand).
+
+Usage: python scripts/readme_results.py [--check]
+
+The README block between ``<!-- results -->`` and ``<!-- /results -->`` is rendered from
+results/claims_summary.json (the claims counts) and figures/claims.csv (the headline
+ratio, claim C01: ours against the paper's) after a pipeline run. ``--check`` exits 1
+(writing nothing) when the README's block differs from the files.
+tests/test_readme_results.py runs the same check whenever the results files exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+
+from rollmux.io import write_text
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+SUMMARY = Path("results") / "claims_summary.json"
+CLAIMS = Path("figures") / "claims.csv"
+#: The headline claim quoted in the README: RollMux's cost over Solo-D's on the trace.
+HEADLINE = "C01"
+BLOCK = re.compile(r"(<!-- results -->\n)(.*?)(<!-- /results -->)", re.S)
+
+
+def render(root: Path = ROOT) -> str:
+    """The README block's text from ``root``'s results files; ValueError names a missing one."""
+    summary_path, claims_path = root / SUMMARY, root / CLAIMS
+    for path in (summary_path, claims_path):
+        if not path.is_file():
+            raise ValueError(f"{path}: missing; run the pipeline first")
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))["summary"]
+    with claims_path.open(encoding="utf-8", newline="") as fh:
+        rows = {row["claim_id"]: row for row in csv.DictReader(fh)}
+    if HEADLINE not in rows:
+        raise ValueError(f"{claims_path}: no row for claim {HEADLINE}")
+    headline = rows[HEADLINE]
+    return (
+        f"On the quick profile the report reads **{summary}** "
+        f"({SUMMARY}). The production trace replay is {float(headline['ours']):.2f}x "
+        f"cheaper than Solo-D against the paper's {float(headline['paper']):.2f}x "
+        f"(claim {HEADLINE}, figures/claims.csv).\n"
+    )
+
+
+def readme_block(text: str) -> str:
+    """The README's current block; ValueError when the markers are missing."""
+    match = BLOCK.search(text)
+    if match is None:
+        raise ValueError("README.md: no <!-- results --> ... <!-- /results --> block")
+    return match.group(2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite the README's block, or with --check report whether it matches the files."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the README differs")
+    args = parser.parse_args(argv)
+    text = README.read_text(encoding="utf-8")
+    block = render()
+    if readme_block(text) == block:
+        return 0
+    if args.check:
+        print("README.md result numbers differ from the results files: "
+              "python scripts/readme_results.py", file=sys.stderr)
+        return 1
+    write_text(README, BLOCK.sub(lambda m: m.group(1) + block + m.group(3), text, count=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
