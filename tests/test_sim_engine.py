@@ -243,6 +243,60 @@ def test_optimal_policy_replays_on_both_paths() -> None:
         assert r.summary["admissions"] == {"regroup": 4}
 
 
+@pytest.mark.parametrize("model_class", [EventModel, AnalyticModel])
+@pytest.mark.parametrize("move_s", [0.0, 40.0, 100.0, 125.0, 160.0, 205.0])
+def test_free_move_carries_the_iteration_in_flight(model_class: type, move_s: float) -> None:
+    """A solo job moved to other nodes at any instant, carrying its unfinished iteration,
+    finishes when it would have unmoved (rollout 100 s, train 50 s, sync 10 s)."""
+    def solo(nodes: tuple[int, int]) -> JobRuntime:
+        return JobRuntime(0, "G", False, times(100.0, 50.0, sync_s=10.0), 10.0, 1.0,
+                          (nodes[0],), (nodes[1],), 8, 8, (8,), (8,))
+
+    model = model_class(1) if model_class is EventModel else model_class()
+    model.add_job(solo((0, 1)), 0.0, 0, 3, 0.0, True, None)
+    assert model.run_until(move_s) == []
+    carried = model.in_flight(0, move_s)
+    done = model.remove_job(0, move_s)
+    assert done == int(move_s // 160.0)
+    model.add_job(solo((2, 3)), move_s, done, 3, move_s, True, None, carried)
+    assert model.run_until(math.inf) == [(0, pytest.approx(3 * 160.0))]
+    if model_class is EventModel:
+        busy = model.busy_gpu_s(0)
+        assert busy == (pytest.approx(3 * 100.0 * 8), pytest.approx(3 * 50.0 * 8))
+
+
+def test_free_move_in_flight_share() -> None:
+    """The share carried: of the rollout while it runs, of train + sync after it."""
+    model = EventModel(1)
+    model.add_job(JobRuntime(0, "G", False, times(100.0, 50.0, sync_s=10.0), 10.0, 1.0,
+                             (0,), (1,), 8, 8, (8,), (8,)), 0.0, 0, 2, 0.0, True, None)
+    assert model.in_flight(0, 0.0) == ("rollout", 0.0)
+    model.run_until(25.0)
+    assert model.in_flight(0, 25.0) == ("rollout", pytest.approx(0.25))
+    model.run_until(130.0)
+    assert model.in_flight(0, 130.0) == ("train", pytest.approx(0.5))
+    model.run_until(170.0)
+    assert model.in_flight(0, 170.0) == ("rollout", pytest.approx(0.1))
+
+
+def test_optimal_regroups_lose_no_work_but_regroup_pauses_do() -> None:
+    """The optimum's free re-partitions carry each moved job's iteration in flight, so its
+    jobs' busy time is exactly their work; regrouping's paused moves redo theirs."""
+    jobs = [job(f"j{k}", 300.0 + 40 * k, 120.0 + 30 * k, iterations=30, arrival_s=500.0 * k,
+                slo=1.8) for k in range(5)]
+    work = {j.job_id: (j.rollout_s * 8 * j.iterations, j.train_s * 8 * j.iterations)
+            for j in jobs}
+    opt = simulate_trace(jobs, "optimal", HW, 0, DET)
+    assert (opt.events.kind == "regroup").sum() == 5 and opt.events.detail.str.len().max() > 0
+    for row in opt.jobs.itertuples():
+        assert (row.busy_rollout_gpu_s, row.busy_train_gpu_s) == pytest.approx(work[row.job_id])
+    paused = simulate_trace(jobs, "regroup", HW, 0, DET)
+    moved = {j for d in paused.events[paused.events.kind == "regroup"].detail for j in d.split()}
+    assert moved
+    assert any(row.busy_rollout_gpu_s + row.busy_train_gpu_s >
+               sum(work[row.job_id]) * (1 + 1e-9) for row in paused.jobs.itertuples())
+
+
 def test_stochastic_draws_with_migration_release_nodes_early() -> None:
     """Sampled phases vary; with migration a rollout frees its node before training starts."""
     j = RLJob("m", 14.0, 8192, iterations=30)

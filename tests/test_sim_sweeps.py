@@ -119,6 +119,19 @@ def test_sweep_plan_defaults_and_sharing() -> None:
         sweep_plan({"sensitivity": {"default_workload": "XX"}})
 
 
+def test_sweep_plan_replays_the_reference_at_its_fidelity() -> None:
+    """The reference (the optimum) progresses at steady-state rates unless told otherwise."""
+    plan = sweep_plan({})
+    assert {k.fidelity for k in plan.sensitivity if k.policy == "optimal"} == {"analytic"}
+    assert {k.fidelity for k in plan.sensitivity if k.policy != "optimal"} == {"event"}
+    key = next(k for k in plan.mixed if k.policy == "optimal")
+    assert "fidelity=analytic/phases=expected" in str(key.path())
+    event = sweep_plan({"sensitivity": {"reference_fidelity": "event"}})
+    assert {k.fidelity for k in event.sensitivity} == {"event"}
+    with pytest.raises(ValueError, match="reference_fidelity"):
+        sweep_plan({"sensitivity": {"reference_fidelity": "fluid"}})
+
+
 # --------------------------------------------------------------------------- windows
 
 

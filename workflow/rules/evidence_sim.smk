@@ -124,6 +124,27 @@ rule evidence_peak_window:
         "../scripts/evidence_sim.py"
 
 
+# C38: the jobs RollMux's replays of the sensitivity settings miss, and why (each replay
+# with misses runs again with its per-phase table; rollmux.experiments.slo_evidence).
+rule evidence_rollmux_slo:
+    conda:
+        ENV
+    input:
+        jobs=run_files(EVIDENCE_PLAN.rollmux_slo, "jobs.csv"),
+        configs=run_files(EVIDENCE_PLAN.rollmux_slo, "config.json"),
+        traces=sorted({trace_file(k.trace) for k in EVIDENCE_PLAN.rollmux_slo}),
+        ledger=EVIDENCE_LEDGER,
+    output:
+        table="results/evidence/rollmux_slo_misses.csv",
+    params:
+        experiment="rollmux_slo",
+        overrides=SIM_OVERRIDES,
+    log:
+        "results/logs/evidence/rollmux_slo_misses.log",
+    script:
+        "../scripts/evidence_sim.py"
+
+
 # C26-C27: the copies and intra-cluster bandwidth the paper's sync speed-ups take.
 rule evidence_sync:
     conda:
@@ -151,5 +172,6 @@ TARGETS.extend(
         rules.evidence_baseline_cost.output.table,
         rules.evidence_baseline_attainment.output.table,
         rules.evidence_peak_window.output.table,
+        rules.evidence_rollmux_slo.output.table,
     ]
 )

@@ -18,14 +18,16 @@ from rollmux.sim.sweeps import run_files, sweep_plan, trace_file
 
 SIM_PLAN = sweep_plan(config["sim"], config["seed"])
 SIM_OVERRIDES = config.get("hardware_overrides", {})
-SIM_RUN_KEYS = "trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}{phases}"
+SIM_RUN_KEYS = "trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}{fidelity}{phases}"
 SIM_RUN_DIR = f"results/sim/{SIM_RUN_KEYS}"
 
 
 wildcard_constraints:
     maxgroup=r"\d+",
     seed=r"\d+",
-    # the spec's optional segment: expected (fixed) phase times instead of sampled ones
+    # the spec's optional segments: steady-state progress (the reference's replays,
+    # sim.sensitivity.reference_fidelity) and expected (fixed) phase times
+    fidelity=r"(/fidelity=analytic)?",
     phases=r"(/phases=expected)?",
 
 

@@ -25,6 +25,7 @@ from rollmux.experiments.simulation_evidence import (
     peak_window,
     slowed_share,
 )
+from rollmux.experiments.slo_evidence import concat_misses, replay_misses
 from rollmux.experiments.sync_evidence import SYNC_CLAIMS, sync_what_it_takes
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv
@@ -76,6 +77,10 @@ elif experiment == "peak_window":
     runs = collect_runs(folders(snakemake.input.summaries))
     table = peak_window(runs, paper_values(ledger, ["C44"])["C44"],
                         str(snakemake.params.claims_trace))
+elif experiment == "rollmux_slo":
+    overrides = dict(snakemake.params.overrides)
+    table = concat_misses([replay_misses(folder, overrides)
+                           for folder in folders(snakemake.input.jobs)])
 elif experiment == "sync":
     hw = load_hardware(overrides=dict(snakemake.params.overrides) or None)
     table = sync_what_it_takes(pd.read_csv(snakemake.input.sync),

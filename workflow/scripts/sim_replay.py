@@ -20,6 +20,7 @@ spec = ReplaySpec(
     max_group_size=int(w.maxgroup),
     drift=w.drift,
     stochastic=w.phases != "/phases=expected",
+    fidelity="analytic" if w.fidelity == "/fidelity=analytic" else "event",
     hardware_overrides=tuple(dict(snakemake.params.overrides).items()),
     record_phases=False,
 )

@@ -237,10 +237,12 @@ class EvidencePlan:
     attainment: tuple[RunKey, ...]
     peak: tuple[RunKey, ...]
     peak_claims_trace: str
+    rollmux_slo: tuple[RunKey, ...] = ()
 
     def runs(self) -> tuple[RunKey, ...]:
         """Every replay the plan names, sorted."""
-        return tuple(sorted(set(self.admission + self.solo + self.attainment + self.peak)))
+        return tuple(sorted(set(self.admission + self.solo + self.attainment + self.peak
+                                + self.rollmux_slo)))
 
 
 def evidence_plan(sim: Mapping[str, Any], default_seed: int = 0) -> EvidencePlan:
@@ -266,6 +268,9 @@ def evidence_plan(sim: Mapping[str, Any], default_seed: int = 0) -> EvidencePlan
     peak = list(sens_keys)
     for n in evidence.get("peak_windows", (0,)):
         peak += [replace(k, trace=window_name(whole, int(n))) for k in sens_keys]
+    # C38: RollMux's replays in every sensitivity setting (the jobs that miss their SLO).
+    rollmux_slo = tuple(dict.fromkeys(k for k in plan.sensitivity if k.policy == "rollmux"))
     return EvidencePlan(admission=tuple(dict.fromkeys(admission)), admission_reference=ref,
                         solo=tuple(dict.fromkeys(solo)), attainment=tuple(attainment),
-                        peak=tuple(dict.fromkeys(peak)), peak_claims_trace=base.trace)
+                        peak=tuple(dict.fromkeys(peak)), peak_claims_trace=base.trace,
+                        rollmux_slo=rollmux_slo)

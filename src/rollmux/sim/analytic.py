@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -33,6 +34,7 @@ from rollmux.sim.records import PHASE_RECORD_COLUMNS
 
 __all__ = [
     "AnalyticModel",
+    "InFlight",
     "JobRuntime",
     "colocation_ratio",
     "effective_phases_s",
@@ -63,6 +65,25 @@ class JobRuntime:
     train_gpus: int
     rollout_gpus_per_node: tuple[int, ...]
     train_gpus_per_node: tuple[int, ...]
+
+
+class InFlight(NamedTuple):
+    """A job's unfinished iteration as it leaves its nodes: what a free move carries.
+
+    ``phase``: "rollout" (running) or "train" (running, or next once the rollout is
+    complete); ``done``: the share of that phase's work already done, in [0, 1].
+    """
+
+    phase: str
+    done: float
+
+
+def _rollout_share(rt: JobRuntime) -> float:
+    """The rollout's share of the job's solo iteration work (rollout, train + sync)."""
+    times = rt.times
+    rollout = times.rollout_s * (rt.coloc_ratio if rt.colocated else 1.0)
+    train = times.train_s + (0.0 if rt.colocated else rt.sync_s)
+    return rollout / (rollout + train) if rollout + train > 0 else 0.0
 
 
 def colocation_ratio(hw: Hardware, rollout_gpu_type: str, rollout_gpus: int,
@@ -182,6 +203,16 @@ def group_cycle(
     return period, mult
 
 
+def _iteration_share(rt: JobRuntime, in_flight: InFlight | None) -> float:
+    """The share of an iteration ``in_flight`` stands for (rollout first, then train)."""
+    if in_flight is None:
+        return 0.0
+    rho = _rollout_share(rt)
+    if in_flight.phase == "rollout":
+        return rho * in_flight.done
+    return rho + (1.0 - rho) * in_flight.done
+
+
 class AnalyticModel:
     """Fluid progress: job j of a group advances at ``m_j / P`` between cluster events."""
 
@@ -206,17 +237,19 @@ class AnalyticModel:
     # ------------------------------------------------------------------ membership
 
     def add_job(self, rt: JobRuntime, t: float, done: int, target: int, ready_s: float,
-                resident: bool, draws: object = None) -> None:
+                resident: bool, draws: object = None, in_flight: InFlight | None = None
+                ) -> None:
         """Admit a job into its group at time ``t`` (cold restart when not ``resident``).
 
         It takes the last place of each of its nodes' orders. ``draws`` is ignored: this
-        path runs on the expected phase times.
+        path runs on the expected phase times. ``in_flight``: the unfinished iteration it
+        resumes (a share of an iteration here).
         """
         del draws
         self._advance(t)
         i = rt.index
         self.runtime[i] = rt
-        self.done[i] = float(done)
+        self.done[i] = float(done) + _iteration_share(rt, in_flight)
         self.target[i] = target
         pause = ready_s - t
         if not resident:
@@ -231,6 +264,17 @@ class AnalyticModel:
             for n in _nodes(rt):
                 orders.setdefault(n, []).append(i)
         self._refresh(rt.group_id)
+
+    def in_flight(self, i: int, t: float) -> InFlight | None:
+        """Job ``i``'s unfinished iteration at ``t`` (None: none begun)."""
+        self._advance(t)
+        share = self.done[i] - math.floor(self.done[i] + 1e-9)
+        if share <= 1e-9:
+            return None
+        rho = _rollout_share(self.runtime[i])
+        if share < rho:
+            return InFlight("rollout", share / rho)
+        return InFlight("train", (share - rho) / (1.0 - rho) if rho < 1.0 else 1.0)
 
     def remove_job(self, i: int, t: float) -> int:
         """Take a job out at ``t``; returns its whole iterations done (progress kept)."""

@@ -53,7 +53,7 @@ from rollmux.sim.drift import DriftSetting, DriftTemplate, assign_templates, par
 from rollmux.sim.drift import FailureSpec as Failure
 from rollmux.sim.eventmodel import DeadlockError, EventModel
 from rollmux.sim.metrics import slowdown_slo_met, summarize
-from rollmux.sim.progress import PhaseDraws, ProgressModel
+from rollmux.sim.progress import InFlight, PhaseDraws, ProgressModel
 from rollmux.sim.records import (
     EVENT_COLUMNS,
     JOB_COLUMNS,
@@ -396,13 +396,14 @@ class _Driver:
         n = min(done, len(draws.rollout_s))
         return (math.fsum(draws.rollout_s[:n]) + math.fsum(draws.train_s[:n])) / n + sync
 
-    def _add(self, k: int, t: float, snap: ClusterSnapshot, ready_s: float, resident: bool
-             ) -> None:
-        """Hand admitted job ``k`` to the progress model."""
+    def _add(self, k: int, t: float, snap: ClusterSnapshot, ready_s: float, resident: bool,
+             in_flight: InFlight | None = None) -> None:
+        """Hand admitted job ``k`` to the progress model (resuming ``in_flight``)."""
         st = self.state[k]
         rt = self._runtime(k, snap)
         draws = None if self.draw_factory is None else self.draw_factory(st.job, rt.times)
-        self.model.add_job(rt, t, st.done, st.job.iterations, ready_s, resident, draws)
+        self.model.add_job(rt, t, st.done, st.job.iterations, ready_s, resident, draws,
+                           in_flight)
         st.group_id = rt.group_id
         st.status = "running"
         st.since_s = t
@@ -466,16 +467,23 @@ class _Driver:
         self._record_ts(t)
 
     def _regroup(self, r: Regrouping, t: float, arrival: tuple[int, str] | None) -> None:
-        """Apply a re-partition: dissolved groups' jobs restart on their new nodes."""
+        """Apply a re-partition: dissolved groups' jobs restart on their new nodes.
+
+        A move with a pause (regrouping's migration and restart) loses the iteration in
+        flight; a free move (zero pause: the optimum's idealised regrouping) carries it.
+        """
         old = dataclasses.replace(self.snapshot, time_s=t)
         kept = set(r.kept_groups)
         moved: list[int] = []
+        carried: dict[int, InFlight | None] = {}
         for group in sorted(old.groups.values(), key=lambda g: g.serial):
             if group.group_id in kept:
                 continue
             for job_id in group.jobs:
                 k = self.index[job_id]
                 st = self.state[k]
+                if float(r.pause_s.get(job_id, 0.0)) == 0.0:
+                    carried[k] = self.model.in_flight(k, t)
                 st.done = self.model.remove_job(k, t)
                 st.running_s += t - st.since_s
                 moved.append(k)
@@ -489,7 +497,8 @@ class _Driver:
             else:
                 pause = float(r.pause_s.get(p.job.job_id, 0.0))
                 # A zero pause marks an idealised move (the optimum): no cold switch either.
-                self._add(k, t, self.snapshot, t + pause, resident=pause == 0.0)
+                self._add(k, t, self.snapshot, t + pause, resident=pause == 0.0,
+                          in_flight=carried.get(k))
             self._set_orders(p.group_id, self.snapshot)
         if arrival is not None:
             k, kind = arrival

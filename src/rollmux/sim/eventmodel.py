@@ -41,7 +41,7 @@ from rollmux.phases import (
     switch_s,
     tail_gpus_per_node,
 )
-from rollmux.sim.analytic import JobRuntime
+from rollmux.sim.analytic import InFlight, JobRuntime
 from rollmux.sim.progress import PhaseDraws
 from rollmux.sim.records import PHASE_CODES, PHASE_RECORD_COLUMNS, POOL_CODES
 
@@ -115,6 +115,9 @@ class _Job:
     __slots__ = (
         "busy_rollout_gpu_s",
         "busy_train_gpu_s",
+        "carry",
+        "carry_from",
+        "carry_stamp",
         "cold_left",
         "cold_phase_switch_s",
         "cold_switch_s",
@@ -201,6 +204,12 @@ class _Job:
         self.tail_placements: dict[int, tuple[int, tuple[tuple[_Node, float], ...]]] = {}
         self.busy_rollout_gpu_s = 0.0
         self.busy_train_gpu_s = 0.0
+        # A free move's carried phase: the share of its next phase already done, and of
+        # the running phase that started from a carried share, the share and which
+        # (iteration, state) it belongs to.
+        self.carry = 0.0
+        self.carry_from = 0.0
+        self.carry_stamp = (-1, _OUT)
 
     def next_key(self, pool: int) -> tuple[int, int]:
         """(round, occurrence) of the job's next phase on a node of ``pool``."""
@@ -213,6 +222,31 @@ class _Job:
             return r, o
         o += 1
         return (r + 1, 0) if o == self.multiplicity else (r, o)
+
+
+def _resume_rollout(job: _Job, roll_s: float, node_s: float) -> tuple[float, float]:
+    """The rest of a rollout resumed with ``job.carry`` of it done: (rollout, node) times.
+
+    The node time is cut by the work done; a rollout carried past its node time (in its
+    migrated tail) runs the rest on the job's nodes.
+    """
+    share = job.carry
+    job.carry = 0.0
+    job.carry_from = share
+    job.carry_stamp = (job.iteration, _ROLLING)
+    rest_s = roll_s * (1.0 - share)
+    node_rest_s = node_s - roll_s * share
+    return rest_s, node_rest_s if node_rest_s > 0.0 else rest_s
+
+
+def _resume_train(job: _Job, train_s: float, sync_s: float) -> tuple[float, float]:
+    """The rest of a training (then sync) resumed with ``job.carry`` of it done."""
+    share = job.carry
+    job.carry = 0.0
+    job.carry_from = share
+    job.carry_stamp = (job.iteration, _TRAINING)
+    done_s = (train_s + sync_s) * share
+    return max(0.0, train_s - done_s), sync_s - max(0.0, done_s - train_s)
 
 
 class EventModel:
@@ -247,8 +281,13 @@ class EventModel:
     # ------------------------------------------------------------------ membership
 
     def add_job(self, rt: JobRuntime, t: float, done: int, target: int, ready_s: float,
-                resident: bool, draws: PhaseDraws | None) -> None:
-        """Admit job ``rt.index`` at ``t`` with ``done`` of ``target`` iterations done."""
+                resident: bool, draws: PhaseDraws | None, in_flight: InFlight | None = None
+                ) -> None:
+        """Admit job ``rt.index`` at ``t`` with ``done`` of ``target`` iterations done.
+
+        ``in_flight``: the unfinished iteration it resumes (its phase starts with the
+        share already done; a rollout already complete resumes at its training).
+        """
         self.now = max(self.now, t)
         job = self.jobs[rt.index]
         job.iteration = done
@@ -259,6 +298,12 @@ class EventModel:
         job.draws = draws
         coloc = rt.colocated
         times = rt.times
+        job.carry = 0.0
+        if in_flight is not None:
+            job.carry = min(1.0, max(0.0, in_flight.done))
+            if in_flight.phase == "train":
+                job.state = _WANTS_TRAIN
+                job.next_train_s = times.train_s if draws is None else draws.train_s[done]
         serials = rt.train_nodes if coloc else (*rt.rollout_nodes, *rt.train_nodes)
         job.cold_left = set() if resident else set(serials)
         for n in serials:
@@ -304,6 +349,38 @@ class EventModel:
             self._push(ready_s, _READY, job)
         self._try(job, t)
 
+    def in_flight(self, i: int, t: float) -> InFlight | None:
+        """Job ``i``'s unfinished iteration at ``t``: its phase and the share done (None: none).
+
+        A running phase's share is its work done over the whole phase's (rollout: node
+        time then migrated tail; training: train then sync); a phase that itself resumed
+        a carried share starts from it.
+        """
+        job = self.jobs[i]
+        st = job.state
+        if st == _WANTS_ROLLOUT:
+            return InFlight("rollout", job.carry) if job.carry else None
+        if st == _WANTS_TRAIN:
+            return InFlight("train", job.carry)
+        if st not in (_ROLLING, _TRAINING):
+            return None
+        start = job.carry_from if job.carry_stamp == (job.iteration, st) else 0.0
+        elapsed = max(0.0, t - job.start_s - job.switch_s)
+        if st == _TRAINING:
+            total = job.next_train_s + job.sync_s
+            done = min(elapsed, total * (1.0 - start))
+            return InFlight("train", min(1.0, start + done / total) if total > 0 else 1.0)
+        draws = job.draws
+        total = job.expected_rollout_s if draws is None else draws.rollout_s[job.iteration]
+        if job.colocated:
+            total *= job.coloc_ratio
+        if job.holding:
+            done = min(elapsed, job.work_s)
+        else:  # the nodes are free; a migrated tail (if any) is still running
+            done = job.work_s + (min(max(0.0, t - job.tail_start_s), job.tail_s)
+                                 if job.tail_gpus else 0.0)
+        return InFlight("rollout", min(1.0, start + done / total) if total > 0 else 1.0)
+
     def remove_job(self, i: int, t: float) -> int:
         """Take job ``i`` out at ``t`` (aborting a running phase); returns iterations done.
 
@@ -318,6 +395,7 @@ class EventModel:
         job.epoch += 1
         job.state = _OUT
         job.draws = None
+        job.carry = 0.0
         touched = []
         for node in job.nodes:
             if self.nodes.get(node.serial) is not node:
@@ -504,6 +582,8 @@ class EventModel:
         flush = self._flush
         release_s = rollout_release_s
         release_one_s = node_release_s
+        resume_rollout = _resume_rollout
+        resume_train = _resume_train
 
         def try_(job: _Job, t: float) -> None:
             """Start the job's next phase at ``t`` if it is ready and next on its nodes."""
@@ -539,6 +619,8 @@ class EventModel:
                     k = job.iteration
                     roll, roll_node = draws.rollout_s[k], draws.node_s[k]
                     job.next_train_s = draws.train_s[k]
+                if job.carry:
+                    roll, roll_node = resume_rollout(job, roll, roll_node)
                 job.state = _ROLLING
                 if job.colocated:
                     work = roll * job.coloc_ratio
@@ -562,9 +644,11 @@ class EventModel:
                         push(heap, (free_at, _ROLL_END, next(counter), job, ep))
             else:
                 work = job.next_train_s
+                sync = job.sync_s
+                if job.carry:
+                    work, sync = resume_train(job, work, sync)
                 job.state = _TRAINING
-                push(heap, (t + switch + work + job.sync_s, _TRAIN_END, next(counter), job,
-                            ep))
+                push(heap, (t + switch + work + sync, _TRAIN_END, next(counter), job, ep))
             job.start_s = t
             job.switch_s = switch
             job.work_s = work

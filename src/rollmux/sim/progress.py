@@ -15,9 +15,9 @@ from typing import NamedTuple, Protocol
 
 import pandas as pd
 
-from rollmux.sim.analytic import JobRuntime
+from rollmux.sim.analytic import InFlight, JobRuntime
 
-__all__ = ["PhaseDraws", "ProgressModel"]
+__all__ = ["InFlight", "PhaseDraws", "ProgressModel"]
 
 
 class PhaseDraws(NamedTuple):
@@ -46,13 +46,17 @@ class ProgressModel(Protocol):
     loop_s: float
 
     def add_job(self, rt: JobRuntime, t: float, done: int, target: int, ready_s: float,
-                resident: bool, draws: PhaseDraws | None) -> None:
+                resident: bool, draws: PhaseDraws | None, in_flight: InFlight | None = None
+                ) -> None:
         """Admit job ``rt.index`` at ``t`` with ``done`` of ``target`` iterations done.
 
         It may start at ``ready_s``; ``resident``: its state is on its nodes (else each
         node's first phase pays a cold switch); ``draws``: its phase times (None: the
-        expected ones).
+        expected ones); ``in_flight``: the unfinished iteration it resumes (a free move).
         """
+
+    def in_flight(self, i: int, t: float) -> InFlight | None:
+        """Job ``i``'s unfinished iteration at ``t`` (None: none begun), before a removal."""
 
     def remove_job(self, i: int, t: float) -> int:
         """Take job ``i`` out at ``t`` (a running phase is lost); its whole iterations done."""
