@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 import yaml
+from profiles import PROFILES, load_profile
 from test_workflow import copy_pipeline
 
 from rollmux.experiments.config_checks import ConfigError, check_config, key_path
-from rollmux.placement import PlacementPolicy, base
+from rollmux.placement import PlacementPolicy, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "workflow" / "schemas"
@@ -51,9 +52,8 @@ def set_key(config: dict[str, Any], path: tuple[str | int, ...], value: Any) -> 
 
 def test_shipped_configs_pass_and_get_their_defaults() -> None:
     """config.yaml and paper.yaml pass; a section left out gets its schema's defaults."""
-    for name in ("config.yaml", "paper.yaml"):
-        config = yaml.safe_load((ROOT / "config" / name).read_text(encoding="utf-8"))
-        assert problems_of(config) == [], name
+    for name, overlays in PROFILES.items():
+        assert problems_of(load_profile(*overlays)) == [], name
     config = default_config()
     del config["claims"]
     assert problems_of(config) == []
@@ -93,10 +93,15 @@ def test_a_registered_plugin_policy_is_accepted(monkeypatch: pytest.MonkeyPatch)
     class Outside(PlacementPolicy):
         """A policy defined outside rollmux."""
 
-    monkeypatch.setitem(base._REGISTRY, "outside-policy", Outside)
-    config = default_config()
-    config["sim"]["production"]["policies"].append("outside-policy")
-    assert problems_of(config) == []
+    monkeypatch.setitem(registry._registered, "outside-policy", Outside)
+    registry.clear_registry()
+    try:
+        config = default_config()
+        config["sim"]["production"]["policies"].append("outside-policy")
+        assert problems_of(config) == []
+    finally:
+        monkeypatch.undo()
+        registry.clear_registry()
 
 
 @pytest.mark.parametrize(("overrides", "message"), [

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rollmux.placement.base import policy_names
+from rollmux.placement import policy_names
 from rollmux.plotstyle import (
     POLICY_STYLES,
     ordered_policies,

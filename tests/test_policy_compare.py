@@ -122,11 +122,11 @@ def test_recorded_latency_is_looked_up_by_the_replay_keys(replays: dict[str, Pat
 def test_shipped_recorded_latencies_cover_both_profiles() -> None:
     """benchmarks/recorded/ holds a latency row for every comparison replay of both
     profiles (the pipeline reads them by default)."""
-    import yaml
+    from profiles import PROFILES, load_profile
 
     recorded = ROOT / "benchmarks" / "recorded" / "beyond_repeat_latency.csv"
-    for name in ("config.yaml", "paper.yaml"):
-        config = yaml.safe_load((ROOT / "config" / name).read_text())
+    for overlays in PROFILES.values():
+        config = load_profile(*overlays)
         for key in sweep_plan(config["sim"], config["seed"]).repeat:
             keys = {"trace": key.trace, "policy": key.policy, "seed": key.seed,
                     "phases": "stochastic" if key.stochastic else "expected"}

@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: Languages a block may declare (a block without one fails the test).
-LANGUAGES = ("bash", "python", "console", "text")
+LANGUAGES = ("bash", "python", "console", "text", "toml")
 #: At most this many blocks may be skipped.
 MAX_SKIPPED = 6
 MARKER = re.compile(r"<!-- readme-test: (skip: (?P<reason>.+?)|file (?P<file>\S+)) -->")
@@ -108,6 +109,8 @@ def run_block(block: Block, folder: Path) -> None:
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     text=True, timeout=TIMEOUT_S, check=False)
             assert result.stdout == shown, f"{block}: $ {command}\n{result.stdout}"
+    elif block.language == "toml":
+        tomllib.loads(block.text)  # shown configuration must at least parse
     elif block.file is not None:
         (folder / block.file).write_text(block.text, encoding="utf-8")
 
