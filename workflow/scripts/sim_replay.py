@@ -20,6 +20,7 @@ spec = ReplaySpec(
     max_group_size=int(w.maxgroup),
     drift=w.drift,
     stochastic=w.phases != "/phases=expected",
+    drift_reach="cap" if w.reach == "/drift_reach=cap" else "profile",
     hardware_overrides=tuple(dict(snakemake.params.overrides).items()),
     record_phases=False,
 )
