@@ -213,7 +213,8 @@ def test_killed_run_resumes_cleanly(clean_run: Path, tmp_path: Path) -> None:
 
 
 def _write_metrics(workdir: Path) -> None:
-    """Metrics files carrying the paper's own numbers for every reproducible claim."""
+    """Metrics files carrying the paper's own numbers for every reproducible claim, and a
+    stand-in for every evidence file the ledger names (inputs of the claims rule)."""
     ledger = pd.read_csv(
         workdir / "src/rollmux/data/claims.csv", dtype=str, keep_default_na=False, comment="#"
     )
@@ -227,6 +228,10 @@ def _write_metrics(workdir: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for i, stage in enumerate(METRIC_STAGES):
         rows.iloc[i :: len(METRIC_STAGES)].to_csv(folder / f"{stage}.csv", index=False)
+    for evidence in sorted({e for e in ledger["evidence"] if e.strip()}):
+        path = workdir / evidence.strip()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("stand-in\n")
 
 
 def test_claims_rule_and_html_report(clean_run: Path) -> None:

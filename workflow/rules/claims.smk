@@ -6,6 +6,19 @@
 # Stages whose metrics back the paper's claims (results/metrics/<stage>.csv).
 CLAIM_STAGES = ["production", "simulation", "robustness", "models"]
 
+# The results files the ledger names as evidence (column `evidence`): built before the
+# report, which checks that every `differs` row's evidence exists.
+import csv as _csv
+
+with open("src/rollmux/data/claims.csv", encoding="utf-8") as _fh:
+    EVIDENCE = sorted(
+        {
+            row["evidence"].strip()
+            for row in _csv.DictReader(line for line in _fh if not line.startswith("#"))
+            if (row.get("evidence") or "").strip()
+        }
+    )
+
 
 
 rule claims_report:
@@ -18,6 +31,7 @@ rule claims_report:
         calibration="src/rollmux/data/calibration.yaml",
         footnotes="src/rollmux/data/claims_footnotes.yaml",
         residuals=CALIBRATION_RESIDUALS,
+        evidence=EVIDENCE,
     output:
         table=report(
             "figures/claims.csv",
