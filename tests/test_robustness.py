@@ -341,18 +341,50 @@ def test_evidence_runs_follow_the_config() -> None:
     reach; a drift setting that does not exist raises."""
     rb_config = {"seeds": [0, 1], "max_group_size": 4, "drift_reach": "profile",
                  "evidence": {"solo_d_settings": ["Mixed"], "no_drift": True,
-                              "compare_reach": ["cap", "profile"]}}
+                              "compare_reach": ["cap", "profile"], "strengths": [3, 4.5]}}
     runs = de.evidence_runs(rb_config, "t-first5")
     got = sorted((r.drift, r.policy, r.seed, r.drift_reach) for r in runs)
     want = sorted(
         [("Mixed", "solo-d", s, "profile") for s in (0, 1)]
         + [("none", p, s, "profile") for p in ("rollmux", "regroup") for s in (0, 1)]
-        + [(x, "rollmux", s, "cap") for x in rb.SETTINGS for s in (0, 1)])
+        + [(x, "rollmux", s, "cap") for x in rb.SETTINGS for s in (0, 1)]
+        + [(t, "rollmux", s, "profile") for t in ("increasing-3.0", "increasing-4.5")
+           for s in (0, 1)])
     assert got == want
     assert {(r.trace, r.maxgroup, r.slo) for r in runs} == {("t-first5", 4, "trace")}
     assert de.evidence_runs({**rb_config, "evidence": {}}, "t") == []
     with pytest.raises(ValueError, match="solo_d_settings"):
         de.evidence_runs({**rb_config, "evidence": {"solo_d_settings": ["Sideways"]}}, "t")
+    with pytest.raises(ValueError, match="strengths"):
+        de.evidence_runs({**rb_config, "evidence": {"strengths": [-1.0]}}, "t")
+
+
+def test_attainment_by_strength_reads_single_template_replays(tmp_path: Path) -> None:
+    """A replay with every job on one template is a RunRef; its attainment, mean length
+    factor 1 + s/2 and largest slowdown form a row, and the claims evidence reports it
+    against the paper's C50; other replays are skipped; a bad setting name raises."""
+    runs = _fake_runs(tmp_path / "fig")
+    folder = tmp_path / "ev" / "increasing-3.0"
+    runs.append(_write_run(folder, "increasing-3.0", "rollmux", (100.0, 0.75, 0.3, 0.2)))
+    table = de.attainment_by_strength(runs)
+    assert tuple(table.columns) == de.STRENGTH_COLUMNS
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert (row["template"], row["strength"]) == ("increasing-3.0", 3.0)
+    assert row["mean_length_factor"] == pytest.approx(2.5)
+    assert row["slo_attainment_pct"] == pytest.approx(75.0)
+    assert row["max_slowdown"] == pytest.approx(0.5)  # _jobs_csv's slowdowns
+    paper = {"C01": (1.84, 1.84), "C47": (1.11, 1.11), "C48": (1.10, 1.10),
+             "C49": (1.08, 1.08), "C50": (95.6, 98.7), "C51": (3.21, 3.60),
+             "C52": (5.9, 5.9)}
+    figure = [r for r in runs if r.setting in rb.SETTINGS]
+    claims = de.drift_claims_evidence(de.cost_by_replay(figure),
+                                      pd.DataFrame(columns=list(de.SLO_COLUMNS)),
+                                      de.utilisation_gap(figure), paper, strengths=table)
+    got = claims[claims["reading"] == "increasing-3.0 for every job, profile"].iloc[0]
+    assert (got["paper"], got["ours"], got["holds"]) == (95.6, 75.0, True)
+    with pytest.raises(ValueError, match="template name"):
+        rb.RunRef("increasing-3", "rollmux", 0, tmp_path)
 
 
 def test_drift_claims_evidence_bounds_the_baselines_by_solo_d(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 # Evidence behind the drift claims C47-C52 (paper sec. 6.6; issue #11, item 3): extra
 # replays of the drift study's trace (config `robustness.evidence`: Solo-D, no drift, the
-# other drift reaches) through the sweeps' replay rule sim_replay (simulate.smk), and the
+# other drift reaches, stronger templates) through the sweeps' replay rule sim_replay (simulate.smk), and the
 # tables that explain the claims, written to results/evidence/drift_*.csv and named in the
 # ledger's `evidence` column. Library: rollmux.experiments.drift_evidence; columns:
 # docs/metrics.md, "Robustness".
@@ -24,6 +24,7 @@ rule evidence_drift:
         costs="results/evidence/drift_cost_by_replay.csv",
         slo="results/evidence/drift_slo_by_job.csv",
         gap="results/evidence/drift_utilisation_gap.csv",
+        strengths="results/evidence/drift_slo_by_strength.csv",
     params:
         drift_reach=RB_REACH,
         overrides=config.get("hardware_overrides", {}),

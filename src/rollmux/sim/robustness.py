@@ -48,6 +48,7 @@ from rollmux.sim.drift import (
     DriftSetting,
     parse_failures,
     parse_reach,
+    parse_template,
 )
 from rollmux.sim.records import PHASE_CODES, POOL_CODES
 from rollmux.sim.stochastic import PhaseSampler
@@ -315,8 +316,9 @@ def template_curves(
 class RunRef:
     """One replay of the drift experiments: setting, policy, seed, folder and drift reach.
 
-    ``setting`` is a drift setting of :data:`SETTINGS` or :data:`NO_DRIFT_SETTING` (an
-    evidence replay); ``policy`` one of :data:`POLICIES` or :data:`EVIDENCE_POLICIES`.
+    ``setting`` is a drift setting of :data:`SETTINGS`, or, for an evidence replay,
+    :data:`NO_DRIFT_SETTING` or one template every job follows (its canonical name, e.g.
+    ``increasing-3.0``); ``policy`` one of :data:`POLICIES` or :data:`EVIDENCE_POLICIES`.
     """
 
     setting: str
@@ -327,9 +329,10 @@ class RunRef:
 
     def __post_init__(self) -> None:
         """Validate the setting, policy, seed and reach; make ``directory`` a Path."""
-        if self.setting not in (*SETTINGS, NO_DRIFT_SETTING):
-            raise ValueError(f"setting must be one of {[*SETTINGS, NO_DRIFT_SETTING]}, "
-                             f"got {self.setting!r}")
+        if self.setting not in (*SETTINGS, NO_DRIFT_SETTING) and not _is_template(
+                self.setting):
+            raise ValueError(f"setting must be one of {[*SETTINGS, NO_DRIFT_SETTING]} or a "
+                             f"template name such as increasing-3.0, got {self.setting!r}")
         if self.policy not in (*POLICIES, *EVIDENCE_POLICIES):
             raise ValueError(f"policy must be one of {[*POLICIES, *EVIDENCE_POLICIES]}, "
                              f"got {self.policy!r}")
@@ -380,11 +383,22 @@ def split_runs(runs: Iterable[RunRef], drift_reach: DriftReach | str = DriftReac
     return figure, evidence
 
 
-def order_key(setting: str, policy: str, seed: int) -> tuple[int, int, int]:
-    """Drawing order: settings (no drift last), then policies (evidence ones last), seeds."""
+def _is_template(setting: str) -> bool:
+    """Whether ``setting`` is a drift template's canonical name (``increasing-3.0``)."""
+    try:
+        return parse_template(setting).name == setting and setting != NO_DRIFT_SETTING
+    except ValueError:
+        return False
+
+
+def order_key(setting: str, policy: str, seed: int) -> tuple[int, float, int, int]:
+    """Drawing order: settings (no drift, then single templates by strength, last), then
+    policies (evidence ones last), then seeds."""
     settings = (*SETTINGS, NO_DRIFT_SETTING)
     policies = (*POLICIES, *EVIDENCE_POLICIES)
-    return settings.index(setting), policies.index(policy), seed
+    if setting in settings:
+        return settings.index(setting), 0.0, policies.index(policy), seed
+    return len(settings), parse_template(setting).strength, policies.index(policy), seed
 
 
 def _util_pct(summary: Mapping[str, Any], pool: str) -> float:
