@@ -4,7 +4,9 @@ Reads results/robustness/templates.csv (``rollmux.sim.robustness.template_curves
 representative job per model size drawn under none, increasing 0.5x/1.0x/1.5x and
 decreasing 0.5x/1.0x/1.5x from the same raw draws) and draws iteration time (rollout +
 training + sync, a centred rolling mean over ``--window`` iterations) against training
-progress.
+progress, with the job's admission profile (its worst-case solo iteration at its maximum
+token limit, the SLO reference) as a grey line: drift that reaches the job's whole
+profile can cross it.
 
     python analysis/fig16_drift_templates.py --curves results/robustness/templates.csv \
         --window 10 --png figures/fig16_drift_templates.png \
@@ -56,6 +58,9 @@ def draw(curves: pd.DataFrame, window: int) -> plt.Figure:
                     linestyle=STRENGTH_STYLES.get(float(tpl.strength), "-"),
                     linewidth=STRENGTH_WIDTHS.get(float(tpl.strength), 1.2),
                     label=_label(tpl.direction, float(tpl.strength)))
+        solo = float(part["solo_max_s"].iloc[0])
+        ax.axhline(solo, color="grey", linewidth=0.8, linestyle="-.",
+                   label="admission worst case")
         ax.set_title(f"{job.model_size_b:g}B ({job.workload}, job {job.job_id})", loc="left")
         ax.set_xlabel("training progress (%)")
         ax.set_xlim(0, 100)

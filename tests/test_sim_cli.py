@@ -102,8 +102,9 @@ def test_default_output_folder_and_analytic_fidelity(tmp_path: Path,
                "policy=solo-d/seed=3/fidelity=analytic")
     assert out == DEFAULT_ROOT / spec_from_args(argparse.Namespace(
         trace=trace, policy="solo-d", seed=3, slo="trace", max_group_size=None,
-        drift="none", failures=None, hardware=None, hardware_overrides=None,
-        fidelity="analytic", deterministic=False, no_migration=False, sync="topology",
+        drift="none", drift_reach="profile", failures=None, hardware=None,
+        hardware_overrides=None, fidelity="analytic", deterministic=False, no_migration=False,
+        sync="topology",
         regroup_interval_h=None, no_phases=False)).path()
     assert (tmp_path / out / "summary.json").is_file()
     assert not (tmp_path / out / "phases.csv").exists()

@@ -17,7 +17,7 @@ from rollmux.jobtypes import job_type
 from rollmux.phasetimes import phase_times
 from rollmux.schedule.eventsim import simulate, to_frame
 from rollmux.schedule.graph import round_robin_schedule
-from rollmux.sim.drift import DriftDirection, DriftTemplate
+from rollmux.sim.drift import DriftDirection, DriftReach, DriftTemplate
 from rollmux.sim.stochastic import (
     PhaseSampler,
     StochasticConfig,
@@ -33,7 +33,8 @@ OFF = StochasticConfig(migration=False)
 ON = StochasticConfig(migration=True)
 FAST = StochasticConfig(block_size=16, calibration_draws=200)  # cheap samplers for properties
 JOB_A = job_type("A")
-# A drift so strong that every response is clipped to the maximum length at progress 1.
+# A drift so strong that every response is clipped to the maximum length at progress 1
+# (under the ``cap`` reach, whose maximum does not drift).
 SATURATE = DriftTemplate(DriftDirection.INCREASING, 20000.0)
 
 
@@ -48,7 +49,8 @@ def _sampler(job: RLJob = JOB_A, **kwargs: object) -> PhaseSampler:
 def test_all_responses_at_max_give_the_worst_case_times() -> None:
     """Every response at max length: rollout = rollout_max_s, training = train_max_s."""
     times = phase_times(JOB_A, HW)
-    sampler = _sampler(config=OFF, drift=SATURATE, total_iterations=10)
+    sampler = _sampler(config=OFF, drift=SATURATE, drift_reach=DriftReach.CAP,
+                       total_iterations=10)
     draw = sampler.sample(3, progress=1.0)
     assert draw.length_factor == pytest.approx(20001.0)
     assert draw.longest_tokens == JOB_A.max_response_tokens
@@ -133,15 +135,21 @@ def test_draws_depend_only_on_seed_job_and_iteration(seed: int, iterations: list
 
 @given(seed=st.integers(0, 2**32), iteration=st.integers(0, 300),
        progress=st.floats(0.0, 1.0), strength=st.sampled_from([0.5, 1.0, 1.5]),
-       direction=st.sampled_from([DriftDirection.INCREASING, DriftDirection.DECREASING]))
+       direction=st.sampled_from([DriftDirection.INCREASING, DriftDirection.DECREASING]),
+       reach=st.sampled_from(list(DriftReach)))
 def test_lengths_stay_within_one_and_the_maximum(
-    seed: int, iteration: int, progress: float, strength: float, direction: DriftDirection
+    seed: int, iteration: int, progress: float, strength: float, direction: DriftDirection,
+    reach: DriftReach,
 ) -> None:
-    """Longest response in [1, max]; tokens in [n, n max]; durations positive and ordered."""
-    sampler = _sampler(root_seed=seed, drift=DriftTemplate(direction, strength), config=FAST)
+    """Longest response in [1, c(f)] (eq. D3: f max under profile reach, max under cap);
+    tokens in [n, n c(f)]; durations positive and ordered."""
+    template = DriftTemplate(direction, strength)
+    sampler = _sampler(root_seed=seed, drift=template, drift_reach=reach, config=FAST)
     draw = sampler.sample(iteration, progress)
-    assert 1.0 <= draw.longest_tokens <= JOB_A.max_response_tokens
-    assert sampler.responses <= draw.tokens <= sampler.responses * JOB_A.max_response_tokens
+    cap = JOB_A.max_response_tokens * (
+        template.factor(progress) if reach is DriftReach.PROFILE else 1.0)
+    assert 1.0 <= draw.longest_tokens <= cap * (1 + 1e-12)
+    assert sampler.responses <= draw.tokens <= sampler.responses * cap * (1 + 1e-12)
     assert 0 < draw.threshold_s <= draw.rollout_s
     assert 0 < draw.rollout_node_s <= draw.rollout_s
     assert draw.train_s > 0

@@ -1,10 +1,12 @@
 # Robustness: drift templates and settings, failures (paper sec. 6.6, Fig. 16-19, C47-C52).
 #
-# Drift: the first `first_arrivals` jobs of traces/<trace>.csv (rule sim_window's cut)
-# are replayed under each drift setting with static RollMux, Random, Greedy (Most-Idle)
-# and `regroup` (hourly optimal regrouping with migration pauses) by the one replay rule
-# of simulate.smk (sim_replay), into its key=value folders
-# results/sim/trace=<trace>-first<N>/slo=trace/maxgroup=<n>/drift=<setting>/policy=<p>/seed=<s>/.
+# Drift: traces/<trace>.csv (the production trace of sec. 6.4), or its first
+# `first_arrivals` jobs (rule sim_window's cut), is replayed under each drift setting with
+# static RollMux, Random, Greedy (Most-Idle) and `regroup` (hourly optimal regrouping
+# under the jobs' drifted profiles, with migration pauses) by the one replay rule of
+# simulate.smk (sim_replay), into its key=value folders
+# results/sim/trace=<trace>[-first<N>]/slo=trace/maxgroup=<n>/drift=<setting>[/drift_reach=cap]/policy=<p>/seed=<s>/.
+# The evidence replays and tables of C47-C52: evidence_drift.smk.
 # Failure: a small group copied from traces/<failure.source>.csv, one job killed and
 # resubmitted, replayed with the per-phase table into
 # results/robustness/failure/policy=rollmux/seed=<seed>/.
@@ -20,8 +22,10 @@ RB_SEEDS = [int(s) for s in RB["seeds"]]
 # (simulate.smk) like the sensitivity sweeps' windows; 0 = the shipped trace itself.
 RB_TRACE_NAME = window_name(RB["trace"], int(RB["first_arrivals"]))
 RB_TRACE = trace_file(RB_TRACE_NAME)
+RB_REACH = RB["drift_reach"]
 RB_RUNS = [
-    RunKey(RB_TRACE_NAME, "trace", int(RB["max_group_size"]), policy, seed, drift=setting)
+    RunKey(RB_TRACE_NAME, "trace", int(RB["max_group_size"]), policy, seed, drift=setting,
+           drift_reach=RB_REACH)
     for setting in RB_SETTINGS
     for policy in RB_POLICIES
     for seed in RB_SEEDS
@@ -37,8 +41,9 @@ rule robustness_templates:
     output:
         curves="results/robustness/templates.csv",
     params:
-        workloads=RB["templates"]["workloads"],
+        model_sizes_b=RB["templates"]["model_sizes_b"],
         iterations=RB["templates"]["iterations"],
+        drift_reach=RB_REACH,
         seed=config["seed"],
         overrides=config.get("hardware_overrides", {}),
     log:
@@ -63,7 +68,9 @@ rule robustness_aggregate:
     params:
         context=(
             f"trace {RB['trace']}, "
-            + (f"first {RB['first_arrivals']} arrivals" if RB["first_arrivals"] else "all jobs")
+            + (f"first {RB['first_arrivals']} arrivals (quick-profile window)"
+               if RB["first_arrivals"] else "all jobs")
+            + f", drift reach {RB_REACH}"
         ),
         overrides=config.get("hardware_overrides", {}),
     log:

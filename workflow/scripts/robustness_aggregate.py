@@ -17,7 +17,7 @@ from rollmux.sim.robustness import (
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
 hw = load_hardware(overrides=dict(snakemake.params.overrides) or None)
-# Each replay's setting, policy and seed come from its config.json, not from its path.
+# Each replay's setting, policy, seed and drift reach come from its config.json.
 runs = [RunRef.from_folder(Path(summary).parent) for summary in snakemake.input.summaries]
 out = snakemake.output
 drift = drift_table(runs)

@@ -9,7 +9,9 @@ from rollmux.sim.robustness import template_curves
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
 hw = load_hardware(overrides=dict(snakemake.params.overrides) or None)
-curves = template_curves(snakemake.input.trace, list(snakemake.params.workloads),
-                         int(snakemake.params.iterations), int(snakemake.params.seed), hw)
+curves = template_curves(snakemake.input.trace,
+                         [float(size) for size in snakemake.params.model_sizes_b],
+                         int(snakemake.params.iterations), int(snakemake.params.seed), hw,
+                         str(snakemake.params.drift_reach))
 write_csv(curves, snakemake.output.curves, "%.10g")
 logging.info("wrote %d rows to %s", len(curves), snakemake.output.curves)

@@ -21,6 +21,7 @@ spec = ReplaySpec(
     drift=w.drift,
     stochastic=w.phases != "/phases=expected",
     fidelity="analytic" if w.fidelity == "/fidelity=analytic" else "event",
+    drift_reach="cap" if w.reach == "/drift_reach=cap" else "profile",
     hardware_overrides=tuple(dict(snakemake.params.overrides).items()),
     record_phases=False,
 )

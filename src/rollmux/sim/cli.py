@@ -59,6 +59,7 @@ from rollmux.cliutil import (
 )
 from rollmux.errors import ExitStatus, UsageError, printable
 from rollmux.io import check_output_folder
+from rollmux.sim.drift import DriftReach
 from rollmux.sim.replay import (
     FLOAT_FORMAT,
     SLO_FROM_TRACE,
@@ -123,6 +124,7 @@ def spec_from_args(args: argparse.Namespace) -> ReplaySpec:
         slo=args.slo,
         max_group_size=args.max_group_size,
         drift=args.drift,
+        drift_reach=args.drift_reach,
         failures=None if args.failures is None else str(args.failures),
         hardware=None if args.hardware is None else str(args.hardware),
         hardware_overrides=tuple(_overrides(args.hardware_overrides).items()),
@@ -173,6 +175,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--drift", default="none",
                    help="drift: none, Increasing, Decreasing, Mixed or a template "
                         "such as increasing-1.0")
+    p.add_argument("--drift-reach", choices=[r.value for r in DriftReach],
+                   default=DriftReach.PROFILE.value,
+                   help="profile: drift scales the job's whole profile, its worst case "
+                        "included (default); cap: lengths stay below the maximum of admission")
     p.add_argument("--deterministic", action="store_true",
                    help="expected phase times instead of sampled ones (event fidelity)")
     p.add_argument("--sync", choices=("topology", "flat"), default="topology",

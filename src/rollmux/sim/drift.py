@@ -9,9 +9,12 @@ A *drift template* scales a job's response lengths over its training progress
 
 ``1.0x increasing`` is the behaviour the paper observes ("response length grows with
 training"). :class:`rollmux.sim.stochastic.PhaseSampler` multiplies every drawn length by
-``f(p)`` and truncates at the job's maximum. A *setting* (``Increasing``, ``Decreasing``,
-``Mixed``) says which template each job gets; the choice is seeded per job id, so it does
-not depend on the order jobs arrive. Equations: docs/stochastic.md.
+``f(p)``. How far drift reaches is a :class:`DriftReach`: ``profile`` (default) scales the
+job's whole profile, its maximum length included, so a drifted job can exceed the worst
+case its admission planned for; ``cap`` truncates the scaled lengths at the maximum of
+admission. A *setting* (``Increasing``, ``Decreasing``, ``Mixed``) says which template
+each job gets; the choice is seeded per job id, so it does not depend on the order jobs
+arrive. Equations: docs/stochastic.md (D1-D3).
 
 A :class:`FailureSpec` kills a job at ``kill_at_s`` and resubmits it (as a new arrival,
 paper sec. 5) at ``resubmit_at_s``; the cluster engine applies it.
@@ -36,6 +39,7 @@ __all__ = [
     "NO_DRIFT",
     "TEMPLATES",
     "DriftDirection",
+    "DriftReach",
     "DriftSetting",
     "DriftTemplate",
     "FailureSpec",
@@ -43,6 +47,7 @@ __all__ = [
     "length_factor",
     "length_factors",
     "parse_failures",
+    "parse_reach",
     "parse_template",
     "read_failures_csv",
     "stable_job_hash",
@@ -58,6 +63,20 @@ class DriftDirection(StrEnum):
     NONE = "none"
     INCREASING = "increasing"
     DECREASING = "decreasing"
+
+
+class DriftReach(StrEnum):
+    """How far drift reaches: the job's whole profile, or its lengths below admission's cap.
+
+    ``profile``: the template scales the job's response-length distribution, its maximum
+    included ("a job's rollout and training profile can drift during its lifetime, e.g.,
+    as response length grows with training", sec. 5.3), so a drifted job can exceed the
+    worst case its admission profiled at its maximum token limit. ``cap``: scaled lengths
+    are truncated at the maximum of admission, so the worst case never grows.
+    """
+
+    PROFILE = "profile"
+    CAP = "cap"
 
 
 class DriftSetting(StrEnum):
@@ -165,6 +184,15 @@ def parse_template(name: str | DriftTemplate) -> DriftTemplate:
         raise ValueError(f"template name {name!r}: unknown (e.g. {valid})") from None
 
 
+def parse_reach(value: str | DriftReach) -> DriftReach:
+    """A :class:`DriftReach` from its name (``profile`` or ``cap``), else ValueError."""
+    try:
+        return DriftReach(value)
+    except ValueError:
+        raise ValueError(f"drift_reach must be one of {[r.value for r in DriftReach]}, "
+                         f"got {value!r}") from None
+
+
 def stable_job_hash(job_id: str) -> int:
     """A 64-bit integer from ``job_id`` that is the same in every process (unlike hash())."""
     if not isinstance(job_id, str) or not job_id:
@@ -180,8 +208,9 @@ def assign_templates(
 ) -> dict[str, DriftTemplate]:
     """Which template each job gets under ``setting`` (seeded per job id).
 
-    Increasing: a uniform choice among the three increasing templates; Decreasing: among
-    the three decreasing ones; Mixed: among all seven (none included).
+    A uniform choice, as sec. 6.6 words it: "Increasing, where each job samples from {no
+    drift, increasing 0.5x, 1.0x, 1.5x}; Decreasing, defined analogously; and Mixed, where
+    each job samples from all templates".
     """
     try:
         setting = DriftSetting(setting)
@@ -194,8 +223,8 @@ def assign_templates(
     if isinstance(job_ids, str):
         raise ValueError(f"job_ids must be a sequence of job ids, got {job_ids!r}")
     choices = {
-        DriftSetting.INCREASING: TEMPLATES[1:4],
-        DriftSetting.DECREASING: TEMPLATES[4:7],
+        DriftSetting.INCREASING: TEMPLATES[0:4],
+        DriftSetting.DECREASING: (NO_DRIFT, *TEMPLATES[4:7]),
         DriftSetting.MIXED: TEMPLATES,
     }[setting]
     out: dict[str, DriftTemplate] = {}

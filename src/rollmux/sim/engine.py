@@ -49,7 +49,15 @@ from rollmux.placement import (
     release,
 )
 from rollmux.sim.analytic import AnalyticModel, JobRuntime, colocation_ratio, gpus_per_node
-from rollmux.sim.drift import DriftSetting, DriftTemplate, assign_templates, parse_template
+from rollmux.sim.drift import (
+    NO_DRIFT,
+    DriftReach,
+    DriftSetting,
+    DriftTemplate,
+    assign_templates,
+    parse_reach,
+    parse_template,
+)
 from rollmux.sim.drift import FailureSpec as Failure
 from rollmux.sim.eventmodel import DeadlockError, EventModel
 from rollmux.sim.metrics import slowdown_slo_met, summarize
@@ -68,12 +76,15 @@ __all__ = [
     "DrawFactory",
     "EventModel",
     "Failure",
+    "ProfileFactory",
     "SimConfig",
     "build_policy",
     "check_modes",
     "default_draw_factory",
+    "default_profile_factory",
     "drift_templates",
     "simulate_trace",
+    "with_submitted_jobs",
 ]
 
 FIDELITIES = ("event", "analytic")
@@ -87,7 +98,10 @@ class SimConfig:
     ``fidelity``: "event" (per-phase events) or "analytic" (steady-state rates).
     ``stochastic``: event path only; sample phase times per iteration (False: expected).
     ``migration``: long-tail migration in the sampler. ``drift``: drift setting name
-    passed to the sampler ("none": no drift). ``sync``: "topology" (RollMux) or "flat".
+    passed to the sampler ("none": no drift); ``drift_reach``: "profile" (drift scales the
+    job's whole profile, its worst case included) or "cap" (lengths stay below the maximum
+    of admission), :class:`rollmux.sim.drift.DriftReach`. ``sync``: "topology" (RollMux)
+    or "flat".
     ``regroup_interval_s``: period of the policy's re-solve (policies that regroup; the
     policy's own interval wins when it defines one). ``record_phases``: keep the
     per-phase table (event path). ``failures``: kills and resubmissions.
@@ -99,6 +113,7 @@ class SimConfig:
     migration: bool = True
     migration_threshold: float | None = None
     drift: str = "none"
+    drift_reach: str = DriftReach.PROFILE.value
     sync: str = "topology"
     regroup_interval_s: float = 3600.0
     record_phases: bool = True
@@ -109,6 +124,7 @@ class SimConfig:
         """Validate every option; ValueError names the option and the bad value."""
         check_modes(self.fidelity, self.sync, self.drift, stochastic=self.stochastic,
                     migration=self.migration, record_phases=self.record_phases)
+        object.__setattr__(self, "drift_reach", parse_reach(self.drift_reach).value)
         r = self.regroup_interval_s
         if isinstance(r, bool) or not isinstance(r, int | float) or not (
             math.isfinite(r) and r > 0
@@ -157,6 +173,9 @@ def _as_failure(value: Any) -> Failure:
 #: A job's phase draws (:class:`PhaseDraws`) from the job and its phase times.
 DrawFactory = Callable[[RLJob, PhaseTimes], PhaseDraws]
 
+#: A job as re-profiled at a training progress in [0, 1]: its drifted phase profile.
+ProfileFactory = Callable[[RLJob, float], RLJob]
+
 # Memo of draw tables: the sampler is deterministic per (job, times, seed, options,
 # template), so replays of one trace under several policies share its (costly) draws.
 # Bounded by the tables' iterations: 1e6 iterations are 24 MB of tables.
@@ -178,6 +197,16 @@ def drift_templates(setting: str, job_ids: Sequence[str], seed: int
     return dict.fromkeys(job_ids, template)
 
 
+def _stochastic_config(config: SimConfig) -> Any:
+    """The phase sampler's :class:`StochasticConfig` of a replay config."""
+    from rollmux.sim.stochastic import StochasticConfig
+
+    options: dict[str, Any] = {"migration": config.migration}
+    if config.migration_threshold is not None:
+        options["migration_threshold"] = config.migration_threshold
+    return StochasticConfig(**options)
+
+
 def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
                          job_ids: Sequence[str] = ()) -> tuple[DrawFactory | None, str]:
     """Per-job draw tables from the stochastic sampler (None: expected times) and a label.
@@ -188,22 +217,19 @@ def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
     templates = drift_templates(config.drift, job_ids, seed)
     if config.fidelity != "event" or not config.stochastic:
         return None, "expected"
-    from rollmux.sim.stochastic import PhaseSampler, StochasticConfig
+    from rollmux.sim.stochastic import PhaseSampler
 
-    options: dict[str, Any] = {"migration": config.migration}
-    if config.migration_threshold is not None:
-        options["migration_threshold"] = config.migration_threshold
-    sconf = StochasticConfig(**options)
+    sconf = _stochastic_config(config)
 
     def make(job: RLJob, times: PhaseTimes) -> PhaseDraws:
         template = templates[job.job_id]
         # Value keys (equal hardware loaded twice shares the tables).
-        key = (job, times, seed, sconf, template, hw)
+        key = (job, times, seed, sconf, template, config.drift_reach, hw)
         hit = _DRAWS.get(key)
         if hit is not None:
             return hit
         sampler = PhaseSampler(job, hw, root_seed=seed, config=sconf, drift=template,
-                               times=times)
+                               drift_reach=config.drift_reach, times=times)
         draws = [sampler.sample(k) for k in range(job.iterations)]
         table = PhaseDraws(array("d", [d.rollout_s for d in draws]),
                            array("d", [d.rollout_node_s for d in draws]),
@@ -212,6 +238,60 @@ def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
         return _DRAWS.put(key, table)
 
     return make, "stochastic"
+
+
+def default_profile_factory(hw: Hardware, config: SimConfig, seed: int,
+                            job_ids: Sequence[str] = ()) -> ProfileFactory | None:
+    """Each job's drifted profile at a training progress (None: no profile ever drifts).
+
+    The profile is what the one-shot profiler would measure at that progress
+    (:meth:`rollmux.sim.stochastic.PhaseSampler.drifted_times`): the job with its expected
+    and worst-case rollout and training times replaced. Profiles drift only with sampled
+    phases, a template other than ``none`` and ``drift_reach`` ``profile``.
+    """
+    templates = drift_templates(config.drift, job_ids, seed)
+    if (config.fidelity != "event" or not config.stochastic
+            or config.drift_reach != DriftReach.PROFILE.value
+            or all(t == NO_DRIFT for t in templates.values())):
+        return None
+    from rollmux.sim.stochastic import PhaseSampler
+
+    sconf = _stochastic_config(config)
+    samplers: dict[str, PhaseSampler] = {}
+
+    def drifted(job: RLJob, progress: float) -> RLJob:
+        sampler = samplers.get(job.job_id)
+        if sampler is None:
+            sampler = PhaseSampler(job, hw, root_seed=seed, config=sconf,
+                                   drift=templates[job.job_id],
+                                   drift_reach=config.drift_reach,
+                                   times=job_profile(job, hw).times)
+            samplers[job.job_id] = sampler
+        times = sampler.drifted_times(progress)
+        if times is sampler.times:
+            return job
+        return dataclasses.replace(job, rollout_s=times.rollout_s,
+                                   rollout_max_s=times.rollout_max_s, train_s=times.train_s,
+                                   train_max_s=times.train_max_s)
+
+    return drifted
+
+
+def with_submitted_jobs(r: Regrouping, jobs: Mapping[str, RLJob], hw: Hardware
+                        ) -> Regrouping:
+    """``r`` with each placement's job as submitted (``jobs`` by id) and its profile.
+
+    A re-solve under drifted profiles places re-profiled copies of the jobs; the snapshot
+    keeps each job as submitted, whose phase draws carry the drift (applying a drifted
+    profile to them would count the drift twice).
+    """
+    placements = []
+    for p in r.placements:
+        job = jobs[p.job.job_id]
+        if p.job is not job:
+            p = dataclasses.replace(p, job=job, profile=job_profile(job, hw))
+        placements.append(p)
+    return dataclasses.replace(r, placements=tuple(placements))
 
 
 # --------------------------------------------------------------------------- driver
@@ -259,7 +339,8 @@ class _Driver:
 
     def __init__(self, jobs: Sequence[RLJob], policy: PlacementPolicy, hw: Hardware,
                  config: SimConfig, model: ProgressModel, draw_factory: DrawFactory | None,
-                 progress: Callable[[int], None] | None) -> None:
+                 progress: Callable[[int], None] | None,
+                 profile_factory: ProfileFactory | None = None) -> None:
         """Index the jobs (by arrival, then id) and set up the external event heap."""
         order = sorted(range(len(jobs)), key=lambda k: (jobs[k].arrival_s, jobs[k].job_id))
         self.jobs = [jobs[k] for k in order]
@@ -275,6 +356,7 @@ class _Driver:
         self.config = config
         self.model = model
         self.draw_factory = draw_factory
+        self.profile_factory = profile_factory
         self.progress = progress
         self.snapshot = empty_snapshot(hw)
         self.state = [_JobState(job=j) for j in self.jobs]
@@ -539,12 +621,37 @@ class _Driver:
             self.progress(1)
 
     def _periodic_regroup(self, t: float) -> None:
-        """Ask the policy for its periodic re-partition."""
+        """Ask the policy for its periodic re-partition, under the jobs' drifted profiles."""
         snap = dataclasses.replace(self.snapshot, time_s=t)
-        decision = self.policy.regroup(snap)
+        decision = self.policy.regroup(self._drifted_view(snap))
         if decision is not None:
-            self._regroup(decision, t, None)
+            self._regroup(self._admission_jobs(decision), t, None)
             self._record_ts(t)
+
+    def _drifted_view(self, snap: ClusterSnapshot) -> ClusterSnapshot:
+        """``snap`` with every admitted job re-profiled at its current training progress.
+
+        Sec. 6.6: the regrouping baseline finds "the exact optimal grouping under the jobs'
+        current drifted profiles". A job's progress is its completed iterations over its
+        iterations (the phase sampler's progress). Identity when no profile drifts.
+        """
+        if self.profile_factory is None:
+            return snap
+        jobs = {}
+        for job_id, placed in snap.jobs.items():
+            k = self.index[job_id]
+            job = self.state[k].job
+            progress = min(1.0, self.model.iterations_done(k) / job.iterations)
+            drifted = self.profile_factory(job, progress)
+            if drifted is not job:
+                placed = dataclasses.replace(placed, job=drifted,
+                                             times=job_profile(drifted, self.hw).times)
+            jobs[job_id] = placed
+        return dataclasses.replace(snap, jobs=jobs)
+
+    def _admission_jobs(self, r: Regrouping) -> Regrouping:
+        """``r`` with the trace's jobs (:func:`with_submitted_jobs`)."""
+        return with_submitted_jobs(r, {st.job.job_id: st.job for st in self.state}, self.hw)
 
     # ------------------------------------------------------------------ the loop
 
@@ -639,8 +746,11 @@ def simulate_trace(
     policy_obj = build_policy(policy, seed, dict(config.policy_options)) if isinstance(
         policy, str) else policy
     label = "custom"
+    profile_factory = None
     if draw_factory is None:
-        draw_factory, label = default_draw_factory(hw, config, seed, [j.job_id for j in jobs])
+        job_ids = [j.job_id for j in jobs]
+        draw_factory, label = default_draw_factory(hw, config, seed, job_ids)
+        profile_factory = default_profile_factory(hw, config, seed, job_ids)
     model: ProgressModel
     if config.fidelity == "event":
         model = EventModel(len(jobs), config.record_phases, hw.node.gpus_per_node)
@@ -648,7 +758,8 @@ def simulate_trace(
         model = AnalyticModel()
         draw_factory = None
         label = "expected"
-    driver = _Driver(jobs, policy_obj, hw, config, model, draw_factory, progress)
+    driver = _Driver(jobs, policy_obj, hw, config, model, draw_factory, progress,
+                     profile_factory)
     clock = time.perf_counter()
     driver.run()
     run_s = time.perf_counter() - clock

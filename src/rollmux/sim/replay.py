@@ -13,10 +13,11 @@ caller gets the same files and the same ``config.json`` as the command line.
 
 followed, only when they differ from the defaults, by ``fidelity=analytic``,
 ``phases=expected`` (expected instead of sampled phase times), ``migration=off``,
-``sync=flat``, ``regroup=<h>h`` and ``failures=<stem>``. The hardware is recorded in
-``config.json`` but not in the path: one results tree is for one hardware. Collectors
-read a replay's keys from its ``config.json`` (:func:`replay_keys`), never from the
-folder's name.
+``sync=flat``, ``regroup=<h>h`` and ``failures=<stem>``; ``drift_reach=cap`` (drift
+truncated at the maximum length of admission) goes right after the ``drift=`` segment.
+The hardware is recorded in ``config.json`` but not in the path: one results tree is for
+one hardware. Collectors read a replay's keys from its ``config.json``
+(:func:`replay_keys`), never from the folder's name.
 
 An output folder is one unit: it is written into a temporary sibling and renamed into
 place whole (:func:`rollmux.io.replace_folder`).
@@ -37,6 +38,7 @@ from typing import Any
 
 from rollmux.errors import control_characters
 from rollmux.io import replace_folder, write_csv, write_json
+from rollmux.sim.drift import DriftReach, parse_reach
 
 __all__ = [
     "FLOAT_FORMAT",
@@ -187,7 +189,8 @@ class ReplaySpec:
     phase draws, the SLO draws and the policy (when it takes one); ``slo``: ``trace``, a
     number >= 1 or a range ``LO,HI`` (stored canonical, e.g. ``2.0`` -> ``2``);
     ``max_group_size``: group-size limit passed to policies that take one (None: the
-    policy's own); ``drift``: a drift setting or template; ``failures``: a kill list CSV;
+    policy's own); ``drift``: a drift setting or template; ``drift_reach``: how far drift
+    reaches (:class:`rollmux.sim.drift.DriftReach`); ``failures``: a kill list CSV;
     ``hardware``/``hardware_overrides``: hardware YAML (None: the shipped one) and
     dotted-key overrides; ``fidelity``, ``stochastic``, ``migration``, ``sync``: as
     :class:`rollmux.sim.engine.SimConfig`; ``regroup_interval_h``: re-solve period of
@@ -200,6 +203,7 @@ class ReplaySpec:
     slo: str = SLO_FROM_TRACE
     max_group_size: int | None = None
     drift: str = "none"
+    drift_reach: str = DriftReach.PROFILE.value
     failures: str | None = None
     hardware: str | None = None
     hardware_overrides: tuple[tuple[str, Any], ...] = field(default=())
@@ -245,6 +249,7 @@ class ReplaySpec:
                              f"{self.hardware_overrides!r}") from None
         check_modes(self.fidelity, self.sync, self.drift, stochastic=self.stochastic,
                     migration=self.migration, record_phases=self.record_phases)
+        set_(self, "drift_reach", parse_reach(self.drift_reach).value)
         h = self.regroup_interval_h
         if h is not None:
             if isinstance(h, bool) or not isinstance(h, int | float) or not (
@@ -266,6 +271,10 @@ class ReplaySpec:
         group = _DEFAULT_GROUP if k["maxgroup"] is None else k["maxgroup"]
         parts = [f"trace={k['trace']}", f"slo={k['slo']}", f"maxgroup={group}",
                  f"drift={k['drift']}", f"policy={k['policy']}", f"seed={k['seed']}"]
+        if self.drift_reach != DriftReach.PROFILE.value:
+            # Beside the drift segment, not after seed=: a folder is replaced whole, so no
+            # replay's folder may nest inside another's.
+            parts.insert(4, f"drift_reach={self.drift_reach}")
         if self.fidelity != "event":
             parts.append(f"fidelity={self.fidelity}")
         if not self.stochastic:
@@ -451,6 +460,7 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
         stochastic=spec.stochastic,
         migration=spec.migration,
         drift=spec.drift,
+        drift_reach=spec.drift_reach,
         sync=spec.sync,
         record_phases=spec.record_phases,
         failures=failures,

@@ -1,10 +1,11 @@
 """Robustness experiments (paper sec. 6.6, Fig. 16-19): drift and failures.
 
-The pipeline stage ``workflow/rules/robustness.smk`` replays a simulation trace under the
-three drift settings (Increasing, Decreasing, Mixed) with static RollMux, Random, Greedy
-(Most-Idle) and ``regroup`` (hourly optimal regrouping with migration pauses), and replays
-a small micro-benchmark group in which one job is killed and resubmitted. This module
-holds everything between the simulator's output files and the figures:
+The pipeline stage ``workflow/rules/robustness.smk`` replays the production trace of
+sec. 6.4 (a window of its first arrivals in the quick profile) under the three drift
+settings (Increasing, Decreasing, Mixed) with static RollMux, Random, Greedy (Most-Idle)
+and ``regroup`` (hourly optimal regrouping under the jobs' drifted profiles, with
+migration pauses), and replays a small micro-benchmark group in which one job is killed
+and resubmitted. This module holds everything between the simulator's output files and the figures:
 
 * inputs (the drift replays' trace window is cut by :func:`rollmux.sim.sweeps.window_trace_text`,
   rule ``sim_window``): :func:`failure_trace_text` and
@@ -18,7 +19,7 @@ holds everything between the simulator's output files and the figures:
 * Fig. 19: :func:`failure_timeline`, the failure replay's per-phase table with job ids,
   node names, incarnations and the work the kill threw away;
 * claims C47-C52: :func:`robustness_metrics`, rows of the metrics contract of
-  workflow/README.md.
+  workflow/README.md (the evidence behind them: :mod:`rollmux.experiments.drift_evidence`).
 
 Definitions: docs/metrics.md, section "Robustness".
 """
@@ -41,32 +42,48 @@ from rollmux.closedform import SECONDS_PER_HOUR
 from rollmux.io import atomic_write
 from rollmux.phasetimes import phase_times
 from rollmux.placement.regroup import migration_pause_s
-from rollmux.sim.drift import TEMPLATES, DriftSetting, parse_failures
+from rollmux.sim.drift import (
+    TEMPLATES,
+    DriftReach,
+    DriftSetting,
+    parse_failures,
+    parse_reach,
+    parse_template,
+)
 from rollmux.sim.records import PHASE_CODES, POOL_CODES
 from rollmux.sim.stochastic import PhaseSampler
 from rollmux.traces import load_trace, read_trace_frame, trace_text
 
 __all__ = [
+    "BASELINE_METRIC",
+    "COST_METRICS",
     "DRIFT_COLUMNS",
+    "EVIDENCE_POLICIES",
     "FAILURE_COLUMNS",
     "METRIC_COLUMNS",
     "MIGRATION_COLUMNS",
+    "NO_DRIFT_SETTING",
     "POLICIES",
     "POLICY_LABELS",
     "REFERENCE_POLICY",
     "SETTINGS",
+    "SLO_BLIND",
     "TEMPLATE_COLUMNS",
     "TIMELINE_COLUMNS",
     "UTILISATION_COLUMNS",
     "RunRef",
+    "check_unique",
     "drift_table",
     "failure_timeline",
     "failure_trace_text",
     "failures_text",
     "migration_table",
+    "order_key",
     "robustness_metrics",
+    "split_runs",
     "template_curves",
     "utilisation_table",
+    "with_reference_ratios",
     "write_validated_trace",
 ]
 
@@ -76,28 +93,36 @@ POLICIES: tuple[str, ...] = ("rollmux", "random", "greedy", "regroup")
 #: The policy every cost is normalised to: hourly optimal regrouping with migration pauses.
 REFERENCE_POLICY = "regroup"
 
+#: Policies replayed only as evidence: Solo-D, every job alone on its own GPUs.
+EVIDENCE_POLICIES: tuple[str, ...] = ("solo-d",)
+
 #: Labels of the policies in figures and notes.
 POLICY_LABELS: dict[str, str] = {
     "rollmux": "RollMux (static)",
     "random": "Random",
     "greedy": "Most-Idle",
     "regroup": "Regroup (hourly optimal)",
+    "solo-d": "Solo-D",
 }
 
 #: The paper's drift settings (sec. 6.6), in drawing order.
 SETTINGS: tuple[str, ...] = tuple(s.value for s in DriftSetting)
 
+#: The evidence replays' setting without drift (the `drift` key of a replay).
+NO_DRIFT_SETTING = "none"
+
 #: Columns of ``templates.csv`` (Fig. 16): one row per job, drift template and iteration.
 TEMPLATE_COLUMNS: tuple[str, ...] = (
-    "model_size_b", "workload", "job_id", "template", "direction", "strength", "iteration",
-    "progress", "length_factor", "rollout_s", "train_s", "sync_s", "iteration_s",
+    "model_size_b", "workload", "job_id", "template", "direction", "strength", "drift_reach",
+    "iteration", "progress", "length_factor", "rollout_s", "train_s", "sync_s",
+    "iteration_s", "solo_max_s",
 )
 
 #: Columns of ``drift.csv`` (Fig. 17): one row per drift setting, policy and seed.
 DRIFT_COLUMNS: tuple[str, ...] = (
-    "setting", "policy", "seed", "jobs", "jobs_completed", "span_h", "cost_usd_per_h",
-    "total_cost_usd", "cost_over_regroup", "total_cost_over_regroup", "slo_attainment_pct",
-    "util_rollout_pct", "util_train_pct", "source",
+    "setting", "drift_reach", "policy", "seed", "jobs", "jobs_completed", "span_h",
+    "cost_usd_per_h", "total_cost_usd", "total_cost_over_regroup", "cost_over_regroup",
+    "slo_attainment_pct", "util_rollout_pct", "util_train_pct", "source",
 )
 
 #: Columns of ``utilisation.csv`` (Fig. 18): one row per setting, policy, seed and pool.
@@ -229,42 +254,49 @@ def write_validated_trace(text: str, path: str | Path, hw: Any = None) -> Path:
 
 def template_curves(
     trace: str | Path,
-    workloads: Sequence[str],
+    model_sizes_b: Sequence[float],
     iterations: int,
     seed: int = 0,
     hw: Any = None,
+    drift_reach: DriftReach | str = DriftReach.PROFILE,
 ) -> pd.DataFrame:
     """Per-iteration phase draws under each drift template (Fig. 16).
 
-    For each workload class in ``workloads`` (e.g. ``BL-S``, ``BL-M``, ``BL-L``: one per
-    model size) the first job of ``trace`` of that class is drawn for ``iterations``
+    For each model size in ``model_sizes_b`` (the paper draws "representative 7B-32B
+    examples") the first job of ``trace`` of that size is drawn for ``iterations``
     iterations (training progress ``i / iterations``) by
     :class:`rollmux.sim.stochastic.PhaseSampler` under each of the seven templates of
-    :data:`rollmux.sim.drift.TEMPLATES`, from the same raw draws, so the curves differ by
-    drift only. ``iteration_s`` = rollout (job-side, tail included) + training + sync.
+    :data:`rollmux.sim.drift.TEMPLATES` with ``drift_reach``, from the same raw draws, so
+    the curves differ by drift only. ``iteration_s`` = rollout (job-side, tail included)
+    + training + sync; ``solo_max_s`` is the job's admission profile, its worst-case solo
+    iteration at its maximum token limit (the SLO reference).
     """
     iterations = _check_count("iterations", iterations, 2)
     seed = _check_count("seed", seed, 0)
-    if isinstance(workloads, str) or not workloads:
-        raise ValueError(f"workloads must be a non-empty list, got {workloads!r}")
+    reach = parse_reach(drift_reach)
+    if isinstance(model_sizes_b, str) or not model_sizes_b:
+        raise ValueError(f"model_sizes_b must be a non-empty list, got {model_sizes_b!r}")
     jobs = load_trace(trace, hw)
     frames = []
-    for workload in workloads:
-        job = next((j for j in jobs if j.workload == workload), None)
+    for size in model_sizes_b:
+        if isinstance(size, bool) or not isinstance(size, int | float):
+            raise ValueError(f"model_sizes_b must list numbers (B), got {size!r}")
+        job = next((j for j in jobs if j.model_size_b == size), None)
         if job is None:
-            raise ValueError(f"workload {workload!r}: no job of that class in {trace}")
+            raise ValueError(f"model size {size!r} B: no job of that size in {trace}")
         for template in TEMPLATES:
             sampler = PhaseSampler(job, hw, root_seed=seed, drift=template,
-                                   total_iterations=iterations)
+                                   drift_reach=reach, total_iterations=iterations)
             cols = sampler.arrays(iterations)
             sync = float(sampler.times.sync_s)
             frames.append(pd.DataFrame({
                 "model_size_b": float(job.model_size_b),
-                "workload": workload,
+                "workload": job.workload,
                 "job_id": job.job_id,
                 "template": template.name,
                 "direction": template.direction.value,
                 "strength": template.strength,
+                "drift_reach": reach.value,
                 "iteration": np.arange(iterations),
                 "progress": cols["progress"],
                 "length_factor": cols["length_factor"],
@@ -272,6 +304,7 @@ def template_curves(
                 "train_s": cols["train_s"],
                 "sync_s": sync,
                 "iteration_s": cols["rollout_s"] + cols["train_s"] + sync,
+                "solo_max_s": sampler.times.solo_iteration_max_s,
             }))
     return pd.concat(frames, ignore_index=True).loc[:, list(TEMPLATE_COLUMNS)]
 
@@ -281,21 +314,31 @@ def template_curves(
 
 @dataclass(frozen=True, slots=True)
 class RunRef:
-    """One replay of the drift experiments: its setting, policy, seed and output folder."""
+    """One replay of the drift experiments: setting, policy, seed, folder and drift reach.
+
+    ``setting`` is a drift setting of :data:`SETTINGS`, or, for an evidence replay,
+    :data:`NO_DRIFT_SETTING` or one template every job follows (its canonical name, e.g.
+    ``increasing-3.0``); ``policy`` one of :data:`POLICIES` or :data:`EVIDENCE_POLICIES`.
+    """
 
     setting: str
     policy: str
     seed: int
     directory: Path
+    drift_reach: str = DriftReach.PROFILE.value
 
     def __post_init__(self) -> None:
-        """Validate the setting, policy and seed; make ``directory`` a Path."""
-        if self.setting not in SETTINGS:
-            raise ValueError(f"setting must be one of {list(SETTINGS)}, got {self.setting!r}")
-        if self.policy not in POLICIES:
-            raise ValueError(f"policy must be one of {list(POLICIES)}, got {self.policy!r}")
+        """Validate the setting, policy, seed and reach; make ``directory`` a Path."""
+        if self.setting not in (*SETTINGS, NO_DRIFT_SETTING) and not _is_template(
+                self.setting):
+            raise ValueError(f"setting must be one of {[*SETTINGS, NO_DRIFT_SETTING]} or a "
+                             f"template name such as increasing-3.0, got {self.setting!r}")
+        if self.policy not in (*POLICIES, *EVIDENCE_POLICIES):
+            raise ValueError(f"policy must be one of {[*POLICIES, *EVIDENCE_POLICIES]}, "
+                             f"got {self.policy!r}")
         object.__setattr__(self, "seed", _check_count("seed", self.seed, 0))
         object.__setattr__(self, "directory", Path(self.directory))
+        object.__setattr__(self, "drift_reach", parse_reach(self.drift_reach).value)
 
     @classmethod
     def from_folder(cls, directory: str | Path) -> RunRef:
@@ -303,7 +346,9 @@ class RunRef:
         from rollmux.sim.sweeps import run_keys
 
         keys = run_keys(directory)
-        return cls(str(keys["drift"]), str(keys["policy"]), int(keys["seed"]), Path(directory))
+        config = json.loads((Path(directory) / "config.json").read_text(encoding="utf-8"))
+        return cls(str(keys["drift"]), str(keys["policy"]), int(keys["seed"]), Path(directory),
+                   str(config.get("drift_reach", DriftReach.PROFILE.value)))
 
     @property
     def summary_path(self) -> Path:
@@ -315,14 +360,45 @@ class RunRef:
         """The replay's events.csv."""
         return self.directory / "events.csv"
 
+    @property
+    def jobs_path(self) -> Path:
+        """The replay's jobs.csv."""
+        return self.directory / "jobs.csv"
+
     def summary(self) -> dict[str, Any]:
         """The replay's summary (summary.json)."""
         return json.loads(self.summary_path.read_text(encoding="utf-8"))
 
 
-def _order_key(setting: str, policy: str, seed: int) -> tuple[int, int, int]:
-    """Drawing order: settings, then policies, then seeds."""
-    return SETTINGS.index(setting), POLICIES.index(policy), seed
+def split_runs(runs: Iterable[RunRef], drift_reach: DriftReach | str = DriftReach.PROFILE
+               ) -> tuple[list[RunRef], list[RunRef]]:
+    """The replays of Fig. 17 and 18 (a drift setting, a compared policy, ``drift_reach``)
+    and the evidence replays (every other one)."""
+    reach = parse_reach(drift_reach).value
+    figure: list[RunRef] = []
+    evidence: list[RunRef] = []
+    for run in runs:
+        main = run.setting in SETTINGS and run.policy in POLICIES and run.drift_reach == reach
+        (figure if main else evidence).append(run)
+    return figure, evidence
+
+
+def _is_template(setting: str) -> bool:
+    """Whether ``setting`` is a drift template's canonical name (``increasing-3.0``)."""
+    try:
+        return parse_template(setting).name == setting and setting != NO_DRIFT_SETTING
+    except ValueError:
+        return False
+
+
+def order_key(setting: str, policy: str, seed: int) -> tuple[int, float, int, int]:
+    """Drawing order: settings (no drift, then single templates by strength, last), then
+    policies (evidence ones last), then seeds."""
+    settings = (*SETTINGS, NO_DRIFT_SETTING)
+    policies = (*POLICIES, *EVIDENCE_POLICIES)
+    if setting in settings:
+        return settings.index(setting), 0.0, policies.index(policy), seed
+    return len(settings), parse_template(setting).strength, policies.index(policy), seed
 
 
 def _util_pct(summary: Mapping[str, Any], pool: str) -> float:
@@ -331,43 +407,64 @@ def _util_pct(summary: Mapping[str, Any], pool: str) -> float:
     return math.nan if bubble is None else 100.0 * (1.0 - float(bubble))
 
 
-def drift_table(runs: Iterable[RunRef]) -> pd.DataFrame:
-    """One row per replay (:data:`DRIFT_COLUMNS`), costs normalised to ``regroup``.
+def with_reference_ratios(table: pd.DataFrame, what: str) -> pd.DataFrame:
+    """``table`` (one row per setting, policy, seed) with ``total_cost_over_regroup`` (total
+    cost over the same setting's and seed's ``regroup`` replay, the primary ratio) and
+    ``cost_over_regroup`` (the time-average hourly cost ratio kept beside it)."""
+    ref = table[table["policy"] == REFERENCE_POLICY].set_index(["setting", "seed"])
+    for setting, seed in table[["setting", "seed"]].drop_duplicates().itertuples(index=False):
+        if (setting, seed) not in ref.index:
+            raise ValueError(f"{what}: no {REFERENCE_POLICY!r} replay for setting "
+                             f"{setting!r}, seed {seed}")
+    idx = pd.MultiIndex.from_frame(table[["setting", "seed"]])
+    out = table.copy()
+    out["total_cost_over_regroup"] = (
+        out["total_cost_usd"].to_numpy() / ref["total_cost_usd"].reindex(idx).to_numpy())
+    out["cost_over_regroup"] = (
+        out["cost_usd_per_h"].to_numpy() / ref["cost_usd_per_h"].reindex(idx).to_numpy())
+    return out
 
-    ``cost_over_regroup`` is the time-average hourly cost over that of the ``regroup``
-    replay of the same setting and seed (docs/metrics.md, "Cost ratio");
-    ``total_cost_over_regroup`` the same for total cost. Every (setting, seed) needs a
+
+def check_unique(runs: Sequence[RunRef], what: str) -> None:
+    """ValueError when ``runs`` is empty or lists a (setting, policy, seed, reach) twice."""
+    if not runs:
+        raise ValueError(f"{what}: empty")
+    keys = [(r.setting, r.policy, r.seed, r.drift_reach) for r in runs]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{what}: a (setting, policy, seed, drift reach) is listed twice")
+
+
+def drift_table(runs: Iterable[RunRef]) -> pd.DataFrame:
+    """One row per replay of Fig. 17 (:data:`DRIFT_COLUMNS`), costs normalised to ``regroup``.
+
+    ``total_cost_over_regroup`` is the total cost of completing the trace's work over that
+    of the ``regroup`` replay of the same setting and seed (docs/metrics.md, "Normalised
+    cost": the figure's and the claims' ratio); ``cost_over_regroup`` the same for the
+    time-average hourly cost, kept beside it. Every run must be a drift setting's replay
+    of a :data:`POLICIES` policy under one drift reach, and every (setting, seed) needs a
     ``regroup`` replay.
     """
-    runs = sorted(runs, key=lambda r: _order_key(r.setting, r.policy, r.seed))
-    keys = [(r.setting, r.policy, r.seed) for r in runs]
-    if len(set(keys)) != len(keys):
-        raise ValueError("runs: a (setting, policy, seed) is listed twice")
-    if not runs:
-        raise ValueError("runs: empty")
+    runs = sorted(runs, key=lambda r: order_key(r.setting, r.policy, r.seed))
+    check_unique(runs, "runs")
+    for run in runs:
+        if run.setting not in SETTINGS or run.policy not in POLICIES:
+            raise ValueError(f"runs: {run.setting}/{run.policy} is not a replay of Fig. 17 "
+                             "(use split_runs)")
+    if len({r.drift_reach for r in runs}) != 1:
+        raise ValueError("runs: replays of more than one drift reach")
     rows = []
     for run in runs:
         s = run.summary()
         rows.append({
-            "setting": run.setting, "policy": run.policy, "seed": run.seed,
-            "jobs": int(s["jobs"]), "jobs_completed": int(s["jobs_completed"]),
+            "setting": run.setting, "drift_reach": run.drift_reach, "policy": run.policy,
+            "seed": run.seed, "jobs": int(s["jobs"]), "jobs_completed": int(s["jobs_completed"]),
             "span_h": float(s["span_h"]), "cost_usd_per_h": float(s["cost_usd_per_h"]),
             "total_cost_usd": float(s["total_cost_usd"]),
             "slo_attainment_pct": 100.0 * float(s["slo_attainment"]),
             "util_rollout_pct": _util_pct(s, "rollout"), "util_train_pct": _util_pct(s, "train"),
             "source": str(run.summary_path),
         })
-    table = pd.DataFrame(rows)
-    ref = table[table["policy"] == REFERENCE_POLICY].set_index(["setting", "seed"])
-    for setting, seed in table[["setting", "seed"]].drop_duplicates().itertuples(index=False):
-        if (setting, seed) not in ref.index:
-            raise ValueError(f"runs: no {REFERENCE_POLICY!r} replay for setting {setting!r}, "
-                             f"seed {seed}")
-    idx = pd.MultiIndex.from_frame(table[["setting", "seed"]])
-    table["cost_over_regroup"] = (
-        table["cost_usd_per_h"].to_numpy() / ref["cost_usd_per_h"].reindex(idx).to_numpy())
-    table["total_cost_over_regroup"] = (
-        table["total_cost_usd"].to_numpy() / ref["total_cost_usd"].reindex(idx).to_numpy())
+    table = with_reference_ratios(pd.DataFrame(rows), "runs")
     return table.loc[:, list(DRIFT_COLUMNS)]
 
 
@@ -415,7 +512,7 @@ def migration_table(runs: Iterable[RunRef], trace: str | Path, hw: Any = None) -
 
         hw_used = load_hardware()
     rows = []
-    for run in sorted(runs, key=lambda r: _order_key(r.setting, r.policy, r.seed)):
+    for run in sorted(runs, key=lambda r: order_key(r.setting, r.policy, r.seed)):
         if run.policy != REFERENCE_POLICY:
             raise ValueError(f"migration_table: run {run} is not a {REFERENCE_POLICY!r} replay")
         events = _read_events(run.events_path)
@@ -494,6 +591,13 @@ def failure_timeline(
 # --------------------------------------------------------------------------- claims
 
 
+#: The claim metric of static RollMux's normalised cost per drift setting (C47-C49).
+COST_METRICS: dict[str, str] = {s: f"cost_over_regroup_{s.lower()}" for s in SETTINGS}
+#: The claim metric of the SLO-blind baselines' normalised cost (C51), and the baselines.
+BASELINE_METRIC = "cost_over_regroup_baselines"
+SLO_BLIND: tuple[str, ...] = ("random", "greedy")
+
+
 def _mean_by(drift: pd.DataFrame, policy: str, column: str) -> pd.Series:
     """Mean over seeds of ``column`` for ``policy``, per setting (every setting required)."""
     part = drift[drift["policy"] == policy]
@@ -518,13 +622,15 @@ def robustness_metrics(
     """
     seeds = sorted(int(s) for s in drift["seed"].unique())
     tail = f"; mean over seeds {seeds}" + (f"; {context}" if context else "")
-    ratio = _mean_by(drift, "rollmux", "cost_over_regroup")
+    ratio = _mean_by(drift, "rollmux", "total_cost_over_regroup")
+    hourly = _mean_by(drift, "rollmux", "cost_over_regroup")
     rows: list[dict[str, Any]] = []
     for setting in SETTINGS:
         rows.append({
-            "metric": f"cost_over_regroup_{setting.lower()}", "value": float(ratio[setting]),
+            "metric": COST_METRICS[setting], "value": float(ratio[setting]),
             "low": math.nan, "high": math.nan, "unit": "x", "source": drift_source,
-            "note": f"static RollMux cost_usd_per_h over regroup's, {setting} drift" + tail,
+            "note": f"static RollMux total cost of the trace's work over regroup's, {setting} "
+                    f"drift (time-average hourly cost ratio {hourly[setting]:.3f})" + tail,
         })
     slo = _mean_by(drift, "rollmux", "slo_attainment_pct")
     rows.append({
@@ -533,12 +639,14 @@ def robustness_metrics(
         "note": "min..max of static RollMux SLO attainment over "
                 + ", ".join(f"{s} {slo[s]:.1f}" for s in SETTINGS) + tail,
     })
-    base = pd.concat([_mean_by(drift, p, "cost_over_regroup") for p in ("random", "greedy")])
+    base = pd.concat([_mean_by(drift, p, "total_cost_over_regroup") for p in SLO_BLIND])
+    base_hourly = pd.concat([_mean_by(drift, p, "cost_over_regroup") for p in SLO_BLIND])
     rows.append({
-        "metric": "cost_over_regroup_baselines", "value": math.nan, "low": float(base.min()),
+        "metric": BASELINE_METRIC, "value": math.nan, "low": float(base.min()),
         "high": float(base.max()), "unit": "x", "source": drift_source,
-        "note": "min..max of Random and Most-Idle cost_usd_per_h over regroup's in "
-                + ", ".join(SETTINGS) + tail,
+        "note": "min..max of Random's and Most-Idle's total cost over regroup's in "
+                + ", ".join(SETTINGS) + f" (time-average hourly cost ratios "
+                f"{base_hourly.min():.3f}..{base_hourly.max():.3f})" + tail,
     })
     roll = utilisation[(utilisation["policy"] == "rollmux") & (utilisation["pool"] == "rollout")]
     deficit = roll.groupby("setting")["deficit_vs_regroup_pp"].mean()

@@ -36,7 +36,15 @@ from rollmux.jobs import RLJob, response_length_dist
 from rollmux.phasetimes import PhaseTimes, phase_times, rollout_shape
 from rollmux.schedule.eventsim import TIMELINE_COLUMNS, simulate, to_frame
 from rollmux.schedule.graph import build_schedule, round_robin_node_orders
-from rollmux.sim.drift import NO_DRIFT, DriftTemplate, length_factors, stable_job_hash
+from rollmux.sim.drift import (
+    NO_DRIFT,
+    DriftReach,
+    DriftTemplate,
+    length_factor,
+    length_factors,
+    parse_reach,
+    stable_job_hash,
+)
 
 __all__ = [
     "WOVEN_PHASE_COLUMNS",
@@ -209,15 +217,19 @@ class PhaseSampler:
     """Per-job sampler of stochastic phase durations, ``sample(iteration, progress)``.
 
     ``times`` overrides the job's modelled phase times (e.g. training on fewer GPUs in a
-    group); ``drift`` scales response lengths over training progress; ``total_iterations``
-    (default: the job's) defines the nominal progress ``iteration / total_iterations``
-    for which draws are precomputed in vectorised blocks (the fast path).
+    group); ``drift`` scales response lengths over training progress, as far as
+    ``drift_reach`` says (``profile``: the maximum length scales too, so drifted phases can
+    exceed the worst case of ``times``; ``cap``: lengths stay below the maximum);
+    ``total_iterations`` (default: the job's) defines the nominal progress
+    ``iteration / total_iterations`` for which draws are precomputed in vectorised blocks
+    (the fast path).
     """
 
     job: RLJob
     hw: Hardware
     config: StochasticConfig
     drift: DriftTemplate
+    drift_reach: DriftReach
     root_seed: int
     total_iterations: int
     times: PhaseTimes
@@ -256,6 +268,7 @@ class PhaseSampler:
         root_seed: int = 0,
         config: StochasticConfig | None = None,
         drift: DriftTemplate = NO_DRIFT,
+        drift_reach: DriftReach | str = DriftReach.PROFILE,
         times: PhaseTimes | None = None,
         total_iterations: int | None = None,
     ) -> None:
@@ -277,6 +290,7 @@ class PhaseSampler:
         if not isinstance(config, StochasticConfig):
             raise ValueError(f"config must be a StochasticConfig, got {config!r}")
         self.drift = drift
+        self.drift_reach = parse_reach(drift_reach)
         self.root_seed = int(root_seed)
         self.total_iterations = int(total)
         times = times if times is not None else phase_times(job, hw)
@@ -350,8 +364,9 @@ class PhaseSampler:
 
         The longest of ``n_r`` responses is drawn exactly; the other ``n_r - 1`` get the mean
         ``(n_r E[Y] - E[Y_max]) / (n_r - 1)`` (so the replica's sum has the exact mean
-        ``n_r E[Y]``) and the unconditional variance of ``Y = clip(f L, 1, L_max)``
-        (docs/stochastic.md, eq. L4). Tabulated on a grid of f, interpolated per draw.
+        ``n_r E[Y]``) and the unconditional variance of ``Y = clip(f L, 1, c(f))`` with
+        the cap ``c(f)`` of :meth:`length_cap` (docs/stochastic.md, eq. L4, D3). Tabulated on
+        a grid of f, interpolated per draw.
         """
         lengths = self._lengths
         if self.drift is NO_DRIFT:
@@ -362,12 +377,13 @@ class PhaseSampler:
         points = 2048
         log_v = np.log((np.arange(points) + 0.5) / points)
         hi = np.full_like(grid, lengths.hi)
-        mean = lengths.clipped_moment(grid, hi, hi, 1)
-        var = np.maximum(lengths.clipped_moment(grid, hi, hi, 2) - mean**2, 0.0)
+        cap = self.length_cap(grid)
+        mean = lengths.clipped_moment(grid, cap, hi, 1)
+        var = np.maximum(lengths.clipped_moment(grid, cap, hi, 2) - mean**2, 0.0)
         others = np.empty((grid.size, self.replicas))
         for n in np.unique(self._per_replica):
             raw_max = lengths.quantile(-np.expm1(log_v / n))
-            top = np.clip(grid[:, None] * raw_max[None, :], 1.0, lengths.hi).mean(axis=1)
+            top = np.clip(grid[:, None] * raw_max[None, :], 1.0, cap[:, None]).mean(axis=1)
             cols = self._per_replica == n
             value = (n * mean - top) / (n - 1.0) if n > 1 else np.zeros_like(mean)
             others[:, cols] = value[:, None]
@@ -386,7 +402,7 @@ class PhaseSampler:
         n_r = self._per_replica
         log_v = np.log(np.maximum(v, 1e-300)) / n_r
         raw_max = lengths.quantile(-np.expm1(log_v))
-        top = np.clip(f[:, None] * raw_max, 1.0, lengths.hi)
+        top = np.clip(f[:, None] * raw_max, 1.0, self.length_cap(f)[:, None])
         grid = self._f_grid
         if grid.size == 1:
             m1, var = self._others_mean[0], self._others_var[0]
@@ -440,6 +456,38 @@ class PhaseSampler:
 
     # ------------------------------------------------------------------ drawing
 
+    def length_cap(self, factor: FloatArray) -> FloatArray:
+        """Longest possible response at drift factor ``f`` (eq. D3): f L (profile) or L (cap)."""
+        f = np.asarray(factor, dtype=float)
+        if self.drift_reach is DriftReach.PROFILE:
+            return self._lengths.hi * f
+        return np.full_like(f, self._lengths.hi)
+
+    def drifted_times(self, progress: float) -> PhaseTimes:
+        """The job's phase profile at training ``progress`` under its drift (eq. D4).
+
+        What the one-shot profiler would measure at the job's maximum token limit at that
+        progress, with the expected times beside it. Under ``profile`` reach every
+        length-dependent part scales by f(p): the rollout beyond its fixed part, and the
+        generated tokens that training time follows (docs/stochastic.md, T1). Under ``cap``
+        the maximum does not move, so the profile is the one of admission (``times``).
+        """
+        f = length_factor(self.drift, progress)
+        t = self.times
+        if self.drift_reach is DriftReach.CAP or f == 1.0:
+            return t
+        fixed = self.coefficients.fixed_s
+        slope = (t.train_max_s - t.train_s) / (self.max_tokens - self.expected_tokens)
+        train_s = max(t.train_s + slope * (f - 1.0) * self.expected_tokens, 1e-3 * t.train_s)
+        train_max_s = t.train_max_s + slope * (f - 1.0) * self.max_tokens
+        return replace(
+            t,
+            rollout_s=fixed + f * (t.rollout_s - fixed),
+            rollout_max_s=fixed + f * (t.rollout_max_s - fixed),
+            train_s=train_s,
+            train_max_s=max(train_max_s, train_s),
+        )
+
     def nominal_progress(self, iteration: int) -> float:
         """``min(1, iteration / total_iterations)``, the progress of the fast path."""
         return min(1.0, iteration / self.total_iterations)
@@ -457,7 +505,8 @@ class PhaseSampler:
         longest = top.max(axis=1)
         tokens = total.sum(axis=1)
         # Threshold: the rank-k order statistic of all responses (exact marginal).
-        x_q = np.minimum(np.clip(f * lengths.quantile(1.0 - beta), 1.0, big), longest)
+        x_q = np.minimum(np.clip(f * lengths.quantile(1.0 - beta), 1.0, self.length_cap(f)),
+                         longest)
         # E[min(f L, x)] = f E[min(L, x / f)] from a table (the clip at 1 token is ignored).
         done_mean = f * np.interp(np.log(x_q / f), self._min_log_grid, self._min_mean)
         threshold = np.minimum(

@@ -89,8 +89,9 @@ AVERAGE_COST_COLUMN = "cost_over_optimal"
 
 @dataclass(frozen=True, slots=True, order=True)
 class RunKey:
-    """One replay: trace name, SLO setting, group-size limit, policy, seed, drift and
-    whether phase times are sampled (``stochastic``) or each job's fixed expected times."""
+    """One replay: trace name, SLO setting, group-size limit, policy, seed, drift, how far
+    drift reaches (``drift_reach``) and whether phase times are sampled (``stochastic``)
+    or each job's fixed expected times."""
 
     trace: str
     slo: str
@@ -100,13 +101,15 @@ class RunKey:
     drift: str = "none"
     stochastic: bool = True
     fidelity: str = "event"
+    drift_reach: str = "profile"
 
     def spec(self, trace_path: str | Path | None = None) -> ReplaySpec:
         """The replay's spec (trace file: ``trace_path``, default :func:`trace_file`)."""
         return ReplaySpec(trace=str(trace_path or trace_file(self.trace)), policy=self.policy,
                           seed=self.seed, slo=self.slo, max_group_size=self.maxgroup,
-                          drift=self.drift, stochastic=self.stochastic,
-                          fidelity=self.fidelity, record_phases=False)
+                          drift=self.drift, drift_reach=self.drift_reach,
+                          stochastic=self.stochastic, fidelity=self.fidelity,
+                          record_phases=False)
 
     def path(self, root: str | Path = "results/sim") -> Path:
         """The replay's folder ``<root>/<ReplaySpec.path()>``."""
