@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rollmux.claims import load_ledger
+from rollmux.experiments.claims import load_ledger
 from rollmux.experiments.drift_evidence import (
     DRIFT_CLAIMS,
     attainment_by_strength,
