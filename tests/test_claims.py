@@ -390,6 +390,23 @@ def test_differing_claim_needs_existing_evidence(tmp_path: Path) -> None:
     assert table.set_index("claim_id").at["C01", "evidence"] == "results/evidence/c01.csv"
 
 
+def test_caveat_footnotes_stay_on_reproduced_rows(tmp_path: Path) -> None:
+    """A reproduced row keeps only its caveat-* footnotes (agreement qualified, e.g. C47's
+    gap existing without drift); a differing row keeps all of them."""
+    ledger = load_ledger()
+    counts, table = _build(tmp_path, _metrics_rows(ledger))
+    assert counts[DIFFERS] == 0
+    notes = table.set_index("claim_id")["footnotes"]
+    assert notes["C47"] == "caveat-drift-gap-without-drift"
+    assert notes["C01"] == ""  # synthetic-trace explains differences only
+    rows = _metrics_rows(ledger)
+    next(r for r in rows if r["metric"] == "cost_over_regroup_increasing")["value"] = "3"
+    _, table = _build(tmp_path, rows)
+    assert table.set_index("claim_id").at["C47", "footnotes"] == (
+        "total-cost;caveat-drift-gap-without-drift")
+    assert "[caveat-drift-gap-without-drift]" in (tmp_path / "claims.md").read_text()
+
+
 def test_ledger_evidence_must_be_under_results(tmp_path: Path) -> None:
     """An evidence path outside results/ is a ledger error naming the row and column."""
     path = _ledger_with_evidence(tmp_path, "C01", "../etc/passwd")

@@ -665,6 +665,10 @@ def _paper_text(kind: str, value: float | None, low: float | None, high: float |
     return _fmt(value or 0.0)
 
 
+#: Footnote ids with this prefix qualify an agreement: they stay on a reproduced row.
+CAVEAT_PREFIX = "caveat-"
+
+
 def _footnote_ids(rec: Mapping[str, Any]) -> list[str]:
     """The footnote ids of a ledger row (``;``-separated, blanks dropped)."""
     return [f.strip() for f in str(rec["footnotes"]).split(";") if f.strip()]
@@ -754,7 +758,8 @@ def claims_report(
                        reason=f"a target of the fit `{fit.name}` (calibration.yaml): agreement "
                               "is by construction; residuals in " + fit.residuals)
         elif holds:
-            row.update(status=REPRODUCED, reason="", footnotes="")
+            caveats = [f for f in _footnote_ids(rec) if f.startswith(CAVEAT_PREFIX)]
+            row.update(status=REPRODUCED, reason="", footnotes=";".join(caveats))
         else:
             evidence = rec["evidence"].strip()
             row.update(status=DIFFERS, reason=rec["differs_reason"], evidence=evidence)
