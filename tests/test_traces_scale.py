@@ -166,3 +166,6 @@ def test_arrivals_beyond_the_schema_range_are_refused(
                  "--out", str(out)]) == 2
     with pytest.raises(ValueError, match="--jobs"):
         generate.scaled_spec(generate.load_workloads()["production"], "production", 0)
+    assert main(["trace", "generate", "simulation", "--runtimes", "fit", "--jobs", "2",
+                 "--out", str(out)]) == 2
+    assert "--jobs 2: too few simulation jobs" in capsys.readouterr().err

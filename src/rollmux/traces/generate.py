@@ -561,9 +561,16 @@ def generate_simulation(
         runtimes_source, philly_path, min_runtime_s=float(spec["min_runtime_s"])
     )
     raw = sampler(rng, n)
-    durations_h = match_mean_and_max(
-        raw, float(spec["mean_duration_h"]), float(spec["max_duration_h"])
-    )
+    try:
+        durations_h = match_mean_and_max(
+            raw, float(spec["mean_duration_h"]), float(spec["max_duration_h"])
+        )
+    except ValueError as exc:
+        if jobs is None:
+            raise
+        raise ValueError(f"--jobs {n}: too few simulation jobs for the durations' mean "
+                         f"{spec['mean_duration_h']:g} h and maximum "
+                         f"{spec['max_duration_h']:g} h ({exc})") from None
     chosen = [names[i] for i in rng.integers(0, len(names), size=n)]
     slos = _slo_draws(rng, n, spec["slo"] if slo is None else slo)
     job_list = []
