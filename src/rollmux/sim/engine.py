@@ -61,6 +61,7 @@ from rollmux.sim.drift import (
 from rollmux.sim.drift import FailureSpec as Failure
 from rollmux.sim.eventmodel import DeadlockError, EventModel
 from rollmux.sim.metrics import slowdown_slo_met, summarize
+from rollmux.sim.phasesink import PhaseSink
 from rollmux.sim.progress import InFlight, PhaseDraws, ProgressModel
 from rollmux.sim.records import (
     EVENT_COLUMNS,
@@ -727,6 +728,7 @@ def simulate_trace(
     *,
     progress: Callable[[int], None] | None = None,
     draw_factory: DrawFactory | None = None,
+    phase_sink: PhaseSink | None = None,
 ) -> SimulationResult:
     """Replay ``jobs`` under ``policy`` on ``hw``; tables, summary and resolved config.
 
@@ -734,7 +736,9 @@ def simulate_trace(
     ``seed`` when it takes one) or a policy object. ``progress(n)`` is called as jobs
     finish, are rejected or are killed for good. ``draw_factory(job, times)`` overrides
     the phase draws (event path; default from ``config``: stochastic or expected).
-    Same inputs and seed give identical tables.
+    ``phase_sink`` takes the per-phase rows as they are released (event path with
+    ``config.record_phases``; the result's ``phases`` is then empty). Same inputs and
+    seed give identical tables.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
@@ -753,7 +757,7 @@ def simulate_trace(
         profile_factory = default_profile_factory(hw, config, seed, job_ids)
     model: ProgressModel
     if config.fidelity == "event":
-        model = EventModel(len(jobs), config.record_phases, hw.node.gpus_per_node)
+        model = EventModel(len(jobs), config.record_phases, hw.node.gpus_per_node, phase_sink)
     else:
         model = AnalyticModel()
         draw_factory = None
@@ -773,7 +777,7 @@ def simulate_trace(
         "seed": seed,
         "phase_sampler": label,
         "phase_events": model.events,
-        "phase_rows": len(phases),
+        "phase_rows": len(phases) if phase_sink is None else phase_sink.rows,
     }
     summary = summarize(jobs_df, ts, events, driver.gpu_types, extra)
     resolved = {**config.to_dict(), "policy": extra["policy"], "seed": seed,

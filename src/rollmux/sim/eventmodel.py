@@ -42,6 +42,7 @@ from rollmux.phases import (
     tail_gpus_per_node,
 )
 from rollmux.sim.analytic import InFlight, JobRuntime
+from rollmux.sim.phasesink import PhaseSink
 from rollmux.sim.progress import PhaseDraws
 from rollmux.sim.records import PHASE_CODES, PHASE_RECORD_COLUMNS, POOL_CODES
 
@@ -252,8 +253,14 @@ def _resume_train(job: _Job, train_s: float, sync_s: float) -> tuple[float, floa
 class EventModel:
     """Per-phase event simulation of every admitted job on its pinned nodes."""
 
-    def __init__(self, n_jobs: int, record_phases: bool = True, gpus_per_node: int = 8) -> None:
-        """Room for ``n_jobs`` jobs (indexed 0..n_jobs-1) on nodes of ``gpus_per_node``."""
+    def __init__(self, n_jobs: int, record_phases: bool = True, gpus_per_node: int = 8,
+                 sink: PhaseSink | None = None) -> None:
+        """Room for ``n_jobs`` jobs (indexed 0..n_jobs-1) on nodes of ``gpus_per_node``.
+
+        With a ``sink``, recorded rows go to it block by block instead of into the table
+        :meth:`phase_table` returns (which is then empty).
+        """
+        self.sink = sink
         self.gpus_per_node = gpus_per_node
         self.now = 0.0
         self.heap: list[tuple[float, int, int, _Job, int]] = []
@@ -751,6 +758,9 @@ class EventModel:
         flat["work_s"] = batch[of_row, 4]
         flat["gpus"] = l_gpus[at]
         del batch
+        if self.sink is not None:
+            self.sink.write(flat)
+            return
         done = 0
         while done < len(flat):
             if not self.chunks or self.block_used == len(self.chunks[-1]):
@@ -880,7 +890,8 @@ class EventModel:
         """The per-phase table (columns :data:`PHASE_RECORD_COLUMNS`), rows in order of release.
 
         Chunks are copied column by column into preallocated arrays and dropped as they
-        go, so the peak memory is one table plus one chunk.
+        go, so the peak memory is one table plus one chunk. With a sink, the last rows
+        go to it and the table is empty.
         """
         self._flush()
         chunks = self.chunks

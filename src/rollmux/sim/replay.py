@@ -443,10 +443,14 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
     :func:`rollmux.sim.engine.simulate_trace` and completes the resolved configuration
     (``config.json``) with the spec. Returns the
     :class:`~rollmux.sim.records.SimulationResult`. ``progress(n)`` is called as jobs
-    finish.
+    finish. With ``out``, the per-phase rows are streamed into the folder's
+    ``phases.csv`` while the replay runs (same bytes as :func:`write_result` writes; the
+    result's ``phases`` is then empty), so the replay's memory does not grow with them;
+    the folder still appears whole, or not at all.
     """
     from rollmux.hardware import load_hardware
     from rollmux.sim.engine import SimConfig, simulate_trace
+    from rollmux.sim.phasesink import CsvPhaseSink
     from rollmux.traces.loader import load_trace
 
     overrides = dict(spec.hardware_overrides)
@@ -468,8 +472,32 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
         **({"regroup_interval_s": spec.regroup_interval_h * 3600.0}
            if spec.regroup_interval_h is not None else {}),
     )
-    result = simulate_trace(jobs, spec.policy, hw, spec.seed, config, progress=progress)
-    result.config.update({
+
+    def replay(sink: CsvPhaseSink | None) -> Any:
+        """The replay, its configuration completed with the spec."""
+        result = simulate_trace(jobs, spec.policy, hw, spec.seed, config, progress=progress,
+                                phase_sink=sink)
+        _complete_config(result.config, spec, overrides, limit_applied)
+        return result
+
+    if out is None:
+        return replay(None)
+    streams = spec.record_phases and spec.fidelity == "event"
+    with replace_folder(Path(out)) as tmp:
+        sink = CsvPhaseSink(tmp / PHASES_FILE, FLOAT_FORMAT) if streams else None
+        try:
+            result = replay(sink)
+        finally:
+            if sink is not None:
+                sink.close()
+        _write_tables(result, tmp)
+    return result
+
+
+def _complete_config(config: dict[str, Any], spec: ReplaySpec, overrides: dict[str, Any],
+                     limit_applied: bool) -> None:
+    """Add the spec's trace, SLO, group-limit and hardware settings to a resolved config."""
+    config.update({
         "trace": spec.trace,
         "trace_sha256": _sha256(Path(spec.trace)),
         "slo_override": None if spec.slo == SLO_FROM_TRACE else spec.slo,
@@ -477,14 +505,30 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
         "max_group_size_applied": limit_applied,
     })
     if overrides:
-        result.config["hardware_overrides"] = overrides
+        config["hardware_overrides"] = overrides
     if spec.hardware is not None:
-        result.config["hardware_file"] = spec.hardware
+        config["hardware_file"] = spec.hardware
     if spec.failures is not None:
-        result.config["failures_file"] = spec.failures
-    if out is not None:
-        write_result(result, Path(out))
-    return result
+        config["failures_file"] = spec.failures
+
+
+#: The per-phase table's file in an output folder.
+PHASES_FILE = "phases.csv"
+
+
+def _write_tables(result: Any, folder: Path) -> list[str]:
+    """Write a result's tables into ``folder`` (phases.csv only when it has rows); names."""
+    names = []
+    if len(result.phases):
+        names.append(write_csv(result.phases, folder / PHASES_FILE, FLOAT_FORMAT).name)
+    elif (folder / PHASES_FILE).exists():  # streamed there during the replay
+        names.append(PHASES_FILE)
+    names.append(write_csv(result.events, folder / "events.csv", FLOAT_FORMAT).name)
+    names.append(write_csv(result.timeseries, folder / "timeseries.csv", FLOAT_FORMAT).name)
+    names.append(write_csv(result.jobs, folder / "jobs.csv", FLOAT_FORMAT).name)
+    names.append(write_json(result.config, folder / "config.json").name)
+    names.append(write_json(result.summary, folder / "summary.json").name)
+    return names
 
 
 def write_result(result: Any, out: str | Path) -> list[Path]:
@@ -495,13 +539,6 @@ def write_result(result: Any, out: str | Path) -> list[Path]:
     earlier run stays in ``out``. Returns the final paths.
     """
     out = Path(out)
-    names = []
     with replace_folder(out) as tmp:
-        if len(result.phases):
-            names.append(write_csv(result.phases, tmp / "phases.csv", FLOAT_FORMAT).name)
-        names.append(write_csv(result.events, tmp / "events.csv", FLOAT_FORMAT).name)
-        names.append(write_csv(result.timeseries, tmp / "timeseries.csv", FLOAT_FORMAT).name)
-        names.append(write_csv(result.jobs, tmp / "jobs.csv", FLOAT_FORMAT).name)
-        names.append(write_json(result.config, tmp / "config.json").name)
-        names.append(write_json(result.summary, tmp / "summary.json").name)
+        names = _write_tables(result, tmp)
     return [out / name for name in names]

@@ -37,8 +37,11 @@ GENERATORS = ("production", "simulation", "microbench")
 HORIZON_DEFAULT_H = {"alibaba": 336.0, "philly": 580.0}
 #: Longest arrival horizon or job duration accepted by the adapters: a year.
 HOURS_MAX = 8784.0
-#: Most jobs an adapter samples.
+#: Most jobs an adapter samples or a generator draws.
 JOBS_MAX = 1_000_000
+#: Largest arrival-rate multiplier of `trace generate` (arrivals a second apart at most
+#: about this many times closer than the paper's).
+RATE_SCALE_MAX = 1_000_000.0
 
 
 def _hardware(args: argparse.Namespace) -> Any:
@@ -94,10 +97,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def _generated(args: argparse.Namespace) -> tuple[generate.Generated, Any]:
     """The trace `trace generate` asks for, and the hardware it was generated for."""
+    if args.kind == "microbench" and (args.jobs is not None or args.rate_scale != 1):
+        raise UsageError("--jobs and --rate-scale apply to production and simulation "
+                         "traces (microbench has one job per type)")
     hw = _hardware(args)
     workloads = generate.load_workloads(args.workloads)
     if args.kind == "production":
-        result = generate.generate_production(args.seed, hw, workloads)
+        result = generate.generate_production(args.seed, hw, workloads, jobs=args.jobs,
+                                              rate_scale=args.rate_scale)
     elif args.kind == "simulation":
         result = generate.generate_simulation(
             args.seed,
@@ -106,6 +113,8 @@ def _generated(args: argparse.Namespace) -> tuple[generate.Generated, Any]:
             workloads,
             runtimes_source=args.runtimes,
             philly_path=args.philly_path,
+            jobs=args.jobs,
+            rate_scale=args.rate_scale,
         )
     else:
         result = generate.generate_microbench(args.seed, hw)
@@ -216,6 +225,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="simulation durations: real Philly CSV, committed fit, or csv-if-present",
     )
     gen.add_argument("--philly-path", type=input_file, default=None, help="philly_runtime.csv")
+    gen.add_argument("--jobs", type=integer(1, JOBS_MAX), default=None,
+                     help="jobs to generate (default: the paper's, 200 or 300); the "
+                          "arrival horizon grows with them, the statistics stay")
+    gen.add_argument("--rate-scale", type=number(above=0.0, high=RATE_SCALE_MAX), default=1.0,
+                     help="arrivals per hour x this (default 1: the paper's rate); "
+                          "the mean inter-arrival time is divided by it")
     _common(gen)
     add_quiet(gen)
     gen.set_defaults(func=cmd_generate)

@@ -169,6 +169,77 @@ def match_mean_and_max(samples: np.ndarray, mean: float, maximum: float) -> np.n
     return y * (mean / y.mean())
 
 
+# ------------------------------------------------------------------ scale
+
+
+def arrival_limit_h() -> float:
+    """The latest arrival a trace may hold (h): the schema's bound on ``arrival_s``."""
+    from rollmux.traces.schema import load_schema
+
+    limit_s = load_schema().column("arrival_s").le
+    assert limit_s is not None
+    return float(limit_s) / HOUR_S
+
+
+def scaled_spec(
+    spec: Mapping[str, Any], kind: str, jobs: int | None = None, rate_scale: float = 1.0
+) -> dict[str, Any]:
+    """A generator spec for ``jobs`` jobs arriving ``rate_scale`` times as often.
+
+    Only the job count and the arrival horizon change: the horizon grows with the jobs
+    and shrinks with the rate (``horizon_h * jobs / spec jobs / rate_scale``), so the
+    mean inter-arrival time is the spec's divided by ``rate_scale``; every other
+    statistic is drawn as for the spec. Unchanged values are left as they are (the
+    shipped traces keep their bytes). ValueError names the option: a count below 1, a
+    rate that is not a finite number > 0, or arrivals spread beyond the schema's range.
+    """
+    out = dict(spec)
+    base_jobs = int(spec["jobs"])
+    n = base_jobs if jobs is None else jobs
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"--jobs must be a whole number >= 1, got {jobs!r}")
+    if isinstance(rate_scale, bool) or not isinstance(rate_scale, int | float) or not (
+        math.isfinite(rate_scale) and rate_scale > 0
+    ):
+        raise ValueError(f"--rate-scale must be a finite number > 0, got {rate_scale!r}")
+    if n == base_jobs and rate_scale == 1:
+        return out
+    horizon_h = float(spec["horizon_h"]) * n / base_jobs / float(rate_scale)
+    limit_h = arrival_limit_h()
+    if horizon_h > limit_h:
+        least = float(spec["horizon_h"]) * n / base_jobs / limit_h
+        raise ValueError(
+            f"--jobs {n} at --rate-scale {rate_scale:g} spreads {kind} arrivals over "
+            f"{horizon_h:.0f} h, beyond the trace schema's {limit_h:.0f} h (arrival_s <= "
+            f"{limit_h * HOUR_S:.0f} s); use --rate-scale {math.ceil(least * 100) / 100:g} "
+            "or more"
+        )
+    out.update(jobs=n, horizon_h=horizon_h)
+    return out
+
+
+#: Paper targets that hold for the paper's job count and rate only (the span, the peak
+#: demand): not shown beside a scaled trace's statistics.
+SCALE_DEPENDENT_TARGETS = {
+    "production": ("span_h", "peak_rollout_gpus_solo", "peak_train_gpus_solo"),
+    "simulation": (),
+}
+
+
+def _unscaled_targets(targets: dict[str, Any], kind: str, jobs: int | None,
+                      rate_scale: float) -> dict[str, Any]:
+    """``targets`` without those a scaled trace is not expected to meet."""
+    if jobs is None and rate_scale == 1:
+        return targets
+    return {k: v for k, v in targets.items() if k not in SCALE_DEPENDENT_TARGETS[kind]}
+
+
+def _scale_option_text(jobs: int | None, rate_scale: float) -> str:
+    """The --jobs / --rate-scale options of a provenance line (empty when not given)."""
+    text = "" if jobs is None else f" --jobs {jobs}"
+    return text if rate_scale == 1 else f"{text} --rate-scale {rate_scale:g}"
+
+
 # ------------------------------------------------------------------ job construction
 
 
@@ -358,17 +429,28 @@ def with_iterations(job: Any, duration_h: float, hw: Any) -> Any:
 
 
 def generate_production(
-    seed: int, hw: Any = None, workloads: Mapping[str, Any] | None = None
+    seed: int,
+    hw: Any = None,
+    workloads: Mapping[str, Any] | None = None,
+    jobs: int | None = None,
+    rate_scale: float = 1.0,
 ) -> Generated:
-    """The §6.4 trace: 200 jobs over two weeks, Qwen 3B-32B, 4k-32k responses, mean 27.9 h."""
-    spec = (workloads or load_workloads())["production"]
+    """The §6.4 trace: 200 jobs over two weeks, Qwen 3B-32B, 4k-32k responses, mean 27.9 h.
+
+    ``jobs`` and ``rate_scale`` scale the job count and the arrival rate
+    (:func:`scaled_spec`); the shares, phase times, GPU options and durations are drawn
+    as for 200 jobs.
+    """
+    spec = scaled_spec((workloads or load_workloads())["production"], "production", jobs,
+                       rate_scale)
     hw = _hardware(hw)
     draws = production_draws(seed, spec)
     durations_h = production_durations_h(draws.duration_z, spec)
-    jobs = []
+    job_list = []
     for i in range(draws.jobs):
         gpus = gpu_option(float(draws.gpu_u[i]), spec["gpus_by_size"][str(draws.sizes_b[i])])
-        jobs.append(with_iterations(production_job(i, draws, gpus, spec, hw), durations_h[i], hw))
+        job_list.append(with_iterations(production_job(i, draws, gpus, spec, hw),
+                                        durations_h[i], hw))
     ratio_low, ratio_high = spec["multi_turn_rollout_over_train"]
     targets = dict(PAPER_TARGETS["production"])
     targets.update(
@@ -381,7 +463,9 @@ def generate_production(
         phase_min_s=float(spec["min_phase_s"]),
         rollout_heavy_share="> 0.5",
     )
-    return Generated(jobs, targets, _summary(jobs, hw), _provenance("production", seed))
+    comments = _provenance("production", seed, _scale_option_text(jobs, rate_scale))
+    targets = _unscaled_targets(targets, "production", jobs, rate_scale)
+    return Generated(job_list, targets, _summary(job_list, hw), comments)
 
 
 def _provenance(kind: str, seed: int, extra: str = "") -> tuple[str, ...]:
@@ -447,10 +531,18 @@ def generate_simulation(
     runtimes_source: str = "auto",
     philly_path: str | Path | None = None,
     slo: Sequence[float] | float | None = None,
+    jobs: int | None = None,
+    rate_scale: float = 1.0,
 ) -> Generated:
-    """The §6.5 trace: 300 jobs over 580 h, Philly durations (mean 14.4 h, max 142.9 h)."""
+    """The §6.5 trace: 300 jobs over 580 h, Philly durations (mean 14.4 h, max 142.9 h).
+
+    ``jobs`` and ``rate_scale`` scale the job count and the arrival rate
+    (:func:`scaled_spec`). Durations keep the paper's mean and maximum at any size (the
+    transform is fitted to the whole sample); their median stays within a few per cent
+    of the 300-job trace's (tests/test_traces_scale.py).
+    """
     document = workloads or load_workloads()
-    spec = document["simulation"]
+    spec = scaled_spec(document["simulation"], "simulation", jobs, rate_scale)
     profiles = document["profiles"]
     hw = _hardware(hw)
     names = _profile_names(profile, profiles)
@@ -461,12 +553,19 @@ def generate_simulation(
         runtimes_source, philly_path, min_runtime_s=float(spec["min_runtime_s"])
     )
     raw = sampler(rng, n)
-    durations_h = match_mean_and_max(
-        raw, float(spec["mean_duration_h"]), float(spec["max_duration_h"])
-    )
+    try:
+        durations_h = match_mean_and_max(
+            raw, float(spec["mean_duration_h"]), float(spec["max_duration_h"])
+        )
+    except ValueError as exc:
+        if jobs is None:
+            raise
+        raise ValueError(f"--jobs {n}: too few simulation jobs for the durations' mean "
+                         f"{spec['mean_duration_h']:g} h and maximum "
+                         f"{spec['max_duration_h']:g} h ({exc})") from None
     chosen = [names[i] for i in rng.integers(0, len(names), size=n)]
     slos = _slo_draws(rng, n, spec["slo"] if slo is None else slo)
-    jobs = []
+    job_list = []
     for i in range(n):
         job = profile_job(
             f"sim-{i:04d}",
@@ -478,7 +577,7 @@ def generate_simulation(
             arrival_s=float(arrivals[i]),
         )
         times = _phase_times(job, hw)
-        jobs.append(
+        job_list.append(
             dataclasses.replace(
                 job, iterations=iterations_for(durations_h[i] * HOUR_S, times.solo_iteration_s)
             )
@@ -494,9 +593,10 @@ def generate_simulation(
         targets.update(slo_min=float(slo), slo_max=float(slo))
     elif slo is not None:
         targets.update(slo_min=float(slo[0]), slo_max=float(slo[1]))
-    extra = f" --profile {profile} --runtimes {source}"
+    extra = f" --profile {profile} --runtimes {source}{_scale_option_text(jobs, rate_scale)}"
     comments = (*_provenance("simulation", seed, extra), f"durations: Philly runtimes ({source})")
-    return Generated(jobs, targets, _summary(jobs, hw), comments)
+    targets = _unscaled_targets(targets, "simulation", jobs, rate_scale)
+    return Generated(job_list, targets, _summary(job_list, hw), comments)
 
 
 def generate_microbench(seed: int = 0, hw: Any = None, path: str | Path | None = None) -> Generated:
