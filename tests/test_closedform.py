@@ -49,7 +49,7 @@ gpu_counts = st.sampled_from([1, 4, 8, 16, 24, 32])
 def jobs(draw: st.DrawFn) -> JobPhases:
     """A random job with positive phases, optional sync and switch, worst case >= nominal."""
     rollout_s, train_s = draw(durations), draw(durations)
-    return JobPhases(
+    return JobPhases.of(
         rollout_s=rollout_s,
         train_s=train_s,
         sync_s=draw(small_s),
@@ -76,7 +76,7 @@ def pools(draw: st.DrawFn) -> PoolSpec:
 
 def test_solo_d_complementary_literals() -> None:
     """Rollout-heavy job r=10, t=2 alone: T = 12, rollout bubble 2/12, training bubble 10/12."""
-    m = solo_d(JobPhases(10.0, 2.0), POOLS)
+    m = solo_d(JobPhases.of(10.0, 2.0), POOLS)
     assert m.iteration_s == 12.0
     assert m.rollout_bubble_fraction == pytest.approx(2 / 12)
     assert m.train_bubble_fraction == pytest.approx(10 / 12)
@@ -87,7 +87,7 @@ def test_solo_d_complementary_literals() -> None:
 
 def test_solo_d_sync_idles_both_pools() -> None:
     """Sync (3 s) lengthens the iteration and counts as bubble on both pools."""
-    m = solo_d(JobPhases(10.0, 2.0, sync_s=3.0), POOLS)
+    m = solo_d(JobPhases.of(10.0, 2.0, sync_s=3.0), POOLS)
     assert m.iteration_s == 15.0
     assert m.rollout_utilisation == pytest.approx(10 / 15)
     assert m.train_utilisation == pytest.approx(2 / 15)
@@ -95,22 +95,22 @@ def test_solo_d_sync_idles_both_pools() -> None:
 
 def test_solo_d_gpu_counts_scale_the_price() -> None:
     """16 H20 + 24 H800 cost 16 x 1.85 + 24 x 5.28 per hour."""
-    m = solo_d(JobPhases(5.0, 5.0, rollout_gpus=16, train_gpus=24), POOLS)
+    m = solo_d(JobPhases.of(5.0, 5.0, rollout_gpus=16, train_gpus=24), POOLS)
     assert m.cost_usd_per_h == pytest.approx(16 * 1.85 + 24 * 5.28)
 
 
 def test_colocated_rollout_scales_with_aggregate_bandwidth() -> None:
     """8 H20 (4.0 TB/s each) -> 8 H800 (3.35 TB/s): x 4000/3350; 16 H20 -> 8 H800 doubles it."""
-    assert colocated_rollout_s(JobPhases(33.5, 1.0), BANDWIDTH) == pytest.approx(40.0)
-    assert colocated_rollout_s(JobPhases(33.5, 1.0, rollout_gpus=16),
+    assert colocated_rollout_s(JobPhases.of(33.5, 1.0), BANDWIDTH) == pytest.approx(40.0)
+    assert colocated_rollout_s(JobPhases.of(33.5, 1.0, rollout_gpus=16),
                                BANDWIDTH) == pytest.approx(80.0)
 
 
 def test_colocated_speedup_divides_the_colocated_rollout() -> None:
     """Speed-up s: the co-located rollout takes 1/s of bandwidth scaling; the defaults' s."""
     twice = PoolSpec(H20, H800, colocated_rollout_speedup=2.0)
-    assert colocated_rollout_s(JobPhases(33.5, 1.0), twice) == pytest.approx(20.0)
-    assert verl(JobPhases(33.5, 10.0), twice, switch_s=0.0).iteration_s == pytest.approx(30.0)
+    assert colocated_rollout_s(JobPhases.of(33.5, 1.0), twice) == pytest.approx(20.0)
+    assert verl(JobPhases.of(33.5, 10.0), twice, switch_s=0.0).iteration_s == pytest.approx(30.0)
     hw = load_hardware()
     assert pools_from_hardware(hw).colocated_rollout_speedup == hw.perf.colocated_rollout_speedup
     with pytest.raises(ValueError, match="colocated_rollout_speedup = 0"):
@@ -119,7 +119,7 @@ def test_colocated_speedup_divides_the_colocated_rollout() -> None:
 
 def test_verl_literals_with_default_and_explicit_switch() -> None:
     """veRL: T = r x 4000/3350 + t + 2 switches, on the job's 8 H800 only."""
-    job = JobPhases(33.5, 10.0, sync_s=7.0, warm_switch_s=2.0)
+    job = JobPhases.of(33.5, 10.0, sync_s=7.0, warm_switch_s=2.0)
     m = verl(job, BANDWIDTH)
     assert m.iteration_s == pytest.approx(40.0 + 10.0 + 4.0)
     assert m.switch_s == 2.0
@@ -133,7 +133,7 @@ def test_verl_literals_with_default_and_explicit_switch() -> None:
 
 def test_solo_d_costs_about_1_35x_verl_per_hour() -> None:
     """8 H20 + 8 H800 vs 8 H800 at default prices: 1.35x, near the trace's 936/704 = 1.33."""
-    job = JobPhases(100.0, 100.0)
+    job = JobPhases.of(100.0, 100.0)
     ratio = solo_d(job, POOLS).cost_usd_per_h / verl(job, POOLS).cost_usd_per_h
     assert ratio == pytest.approx(57.04 / 42.24)
     assert ratio == pytest.approx(936 / 704, rel=0.02)
@@ -141,14 +141,14 @@ def test_solo_d_costs_about_1_35x_verl_per_hour() -> None:
 
 def test_fluid_bound_literal() -> None:
     """One iteration's useful GPU-seconds at list price: (10 x 8 x 1.85 + 2 x 8 x 5.28) / 3600."""
-    job = JobPhases(10.0, 2.0, sync_s=5.0, warm_switch_s=3.0)
+    job = JobPhases.of(10.0, 2.0, sync_s=5.0, warm_switch_s=3.0)
     expected = (10 * 8 * 1.85 + 2 * 8 * 5.28) / 3600
     assert fluid_cost_usd_per_iteration(job, POOLS) == pytest.approx(expected)
 
 
 def test_fluid_bound_per_hour_sums_jobs_at_solo_rates() -> None:
     """Two jobs at solo rates 3600/12 and 3600/20 iterations per hour."""
-    a, b = JobPhases(10.0, 2.0), JobPhases(4.0, 16.0)
+    a, b = JobPhases.of(10.0, 2.0), JobPhases.of(4.0, 16.0)
     expected = (
         fluid_cost_usd_per_iteration(a, POOLS) * 3600 / 12
         + fluid_cost_usd_per_iteration(b, POOLS) * 3600 / 20
@@ -160,12 +160,12 @@ def test_fluid_bound_per_hour_sums_jobs_at_solo_rates() -> None:
 
 def test_fleets_sum_throughput_and_cost() -> None:
     """Two Solo-D jobs of 12 s and 20 s: 300 + 180 iterations per hour at 2 x 57.04 $/h."""
-    fleet = solo_d_fleet([JobPhases(10.0, 2.0), JobPhases(4.0, 16.0)], POOLS)
+    fleet = solo_d_fleet([JobPhases.of(10.0, 2.0), JobPhases.of(4.0, 16.0)], POOLS)
     assert fleet.iterations_per_h == pytest.approx(480.0)
     assert fleet.cost_usd_per_h == pytest.approx(2 * SOLO_8_8_USD_PER_H)
     assert fleet.iterations_per_usd == pytest.approx(480.0 / (2 * SOLO_8_8_USD_PER_H))
     assert fleet.normalised_throughput == 2.0
-    vfleet = verl_fleet([JobPhases(33.5, 10.0)], BANDWIDTH, switch_s=0.0)
+    vfleet = verl_fleet([JobPhases.of(33.5, 10.0)], BANDWIDTH, switch_s=0.0)
     assert vfleet.iterations_per_h == pytest.approx(3600 / 50)
     assert vfleet.cost_usd_per_h == pytest.approx(VERL_8_USD_PER_H)
     # Solo time 43.5 s against 50 s co-located: 0.87 of a Solo-D job.
@@ -174,11 +174,11 @@ def test_fleets_sum_throughput_and_cost() -> None:
 
 def test_worst_case_job_swaps_in_max_durations() -> None:
     """worst_case() uses rollout_max_s/train_max_s; defaults are the nominal durations."""
-    job = JobPhases(10.0, 2.0, sync_s=1.0, rollout_max_s=25.0, train_max_s=4.0)
+    job = JobPhases.of(10.0, 2.0, sync_s=1.0, rollout_max_s=25.0, train_max_s=4.0)
     worst = job.worst_case()
     assert (worst.rollout_s, worst.train_s, worst.sync_s) == (25.0, 4.0, 1.0)
     assert worst.solo_iteration_s == 30.0
-    plain = JobPhases(10.0, 2.0)
+    plain = JobPhases.of(10.0, 2.0)
     assert (plain.rollout_max_s, plain.train_max_s) == (10.0, 2.0)
 
 
@@ -186,7 +186,7 @@ def test_verl_can_undercut_the_fluid_bound_when_training_gpus_are_cheap_bandwidt
     """The documented condition matters: with H800 cheaper per GB/s than the rollout GPU,
     co-locating rollout on it costs less than the disaggregated fluid bound."""
     pricey_rollout = PoolSpec(rollout=gpu("R", 10.0, 1000.0), train=gpu("T", 1.0, 1000.0))
-    job = JobPhases(100.0, 1.0, warm_switch_s=0.0)
+    job = JobPhases.of(100.0, 1.0, warm_switch_s=0.0)
     assert verl(job, pricey_rollout).cost_usd_per_iteration < fluid_cost_usd_per_iteration(
         job, pricey_rollout
     )
@@ -263,14 +263,34 @@ def test_verl_iteration_identity(job: JobPhases) -> None:
         ({"rollout_s": 1.0, "train_s": 1.0, "rollout_gpus": 0}, r"rollout_gpus = 0"),
         ({"rollout_s": 1.0, "train_s": 1.0, "train_gpus": True}, r"train_gpus = True"),
         ({"rollout_s": 1.0, "train_s": 1.0, "train_gpus": 2.5}, r"train_gpus = 2\.5"),
-        ({"rollout_s": 5.0, "train_s": 1.0, "rollout_max_s": 4.0}, r"rollout_max_s = 4\.0"),
+        ({"rollout_s": 5.0, "train_s": 1.0, "rollout_max_s": 4.0},
+         r"rollout_max_s must be >= rollout_s \(5\.0\), got 4\.0"),
         ({"rollout_s": 5.0, "train_s": 3.0, "train_max_s": 0.0}, r"train_max_s = 0\.0"),
     ],
 )
 def test_job_phases_rejects_bad_values(kwargs: dict[str, object], match: str) -> None:
     """Each bad field raises ValueError naming the field and its value."""
     with pytest.raises(ValueError, match=match):
-        JobPhases(**kwargs)  # type: ignore[arg-type]
+        JobPhases.of(**kwargs)  # type: ignore[arg-type]
+
+
+def test_job_phases_checks_its_phase_times() -> None:
+    """JobPhases needs PhaseTimes with positive expected times, and stores them as floats."""
+    from rollmux.phasetimes import PhaseTimes
+
+    with pytest.raises(ValueError, match=r"times = \(10\.0, 2\.0\): expected a rollmux"):
+        JobPhases((10.0, 2.0))  # type: ignore[arg-type]
+    idle = PhaseTimes(0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0)
+    with pytest.raises(ValueError, match=r"rollout_s = 0\.0"):
+        JobPhases(idle)
+    given = JobPhases(PhaseTimes(10, 2, 1, 3, 0, 5, 12, 2), 8, 16)
+    assert given.times == PhaseTimes(10.0, 2.0, 1.0, 3.0, 0.0, 5.0, 12.0, 2.0)
+    assert {type(getattr(given.times, name)) for name in PhaseTimes.__dataclass_fields__} == {
+        float
+    }
+    literal = JobPhases.of(10.0, 2.0, sync_s=1.5, warm_switch_s=0.5)
+    assert (literal.times.sync_flat_s, literal.times.cold_switch_s) == (1.5, 0.5)
+    assert (literal.rollout_max_s, literal.train_max_s) == (10.0, 2.0)
 
 
 def test_pool_rejects_bad_values() -> None:
@@ -286,11 +306,11 @@ def test_pool_rejects_bad_values() -> None:
 def test_models_reject_bad_arguments() -> None:
     """Negative switch costs and empty or mistyped job lists are refused by name."""
     with pytest.raises(ValueError, match=r"switch_s = -0\.5"):
-        verl(JobPhases(1.0, 1.0), POOLS, switch_s=-0.5)
+        verl(JobPhases.of(1.0, 1.0), POOLS, switch_s=-0.5)
     with pytest.raises(ValueError, match=r"jobs = \[\]"):
         fluid_cost_usd_per_h([], POOLS)
     with pytest.raises(ValueError, match=r"jobs\[1\] = 3"):
-        solo_d_fleet([JobPhases(1.0, 1.0), 3], POOLS)  # type: ignore[list-item]
+        solo_d_fleet([JobPhases.of(1.0, 1.0), 3], POOLS)  # type: ignore[list-item]
 
 
 # --------------------------------------------------------------------------- adapters
@@ -331,6 +351,7 @@ def test_job_phases_from_rljob_uses_the_phase_model() -> None:
     given_times = RLJob(job_id="b", model_size_b=7, max_response_tokens=8192,
                         rollout_s=30.0, train_s=10.0, sync_s=2.0, warm_switch_s=1.5,
                         rollout_max_s=45.0, train_max_s=12.0)
-    assert job_phases_from_rljob(given_times, hw) == JobPhases(
-        30.0, 10.0, 2.0, 8, 8, 1.5, 45.0, 12.0
-    )
+    given = job_phases_from_rljob(given_times, hw)
+    assert given == JobPhases(phase_times(given_times, hw), 8, 8)
+    assert (given.rollout_s, given.train_s, given.sync_s, given.warm_switch_s,
+            given.rollout_max_s, given.train_max_s) == (30.0, 10.0, 2.0, 1.5, 45.0, 12.0)

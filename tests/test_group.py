@@ -41,7 +41,7 @@ def job(
     group_kwargs = {k: v for k, v in kwargs.items() if k in group_keys}
     phase_kwargs = {k: v for k, v in kwargs.items() if k not in group_keys}
     return GroupJob(
-        JobPhases(rollout_s, train_s, **phase_kwargs),  # type: ignore[arg-type]
+        JobPhases.of(rollout_s, train_s, **phase_kwargs),  # type: ignore[arg-type]
         rollout_nodes,  # type: ignore[arg-type]
         train_nodes,  # type: ignore[arg-type]
         **group_kwargs,  # type: ignore[arg-type]
@@ -77,7 +77,7 @@ def test_complementary_pair_weaves_without_bubbles() -> None:
 
 def test_complementary_pair_halves_solo_d_cost() -> None:
     """Solo-D runs each job at 12 s on its own 8+8 GPUs: bubbles 10/12 and 2/12, twice the cost."""
-    solo = [solo_d(JobPhases(10, 2), POOLS), solo_d(JobPhases(2, 10), POOLS)]
+    solo = [solo_d(JobPhases.of(10, 2), POOLS), solo_d(JobPhases.of(2, 10), POOLS)]
     assert solo[0].rollout_bubble_fraction == pytest.approx(2 / 12)
     assert solo[0].train_bubble_fraction == pytest.approx(10 / 12)
     assert solo[1].rollout_bubble_fraction == pytest.approx(10 / 12)
@@ -125,7 +125,7 @@ def test_sync_extends_training_and_can_saturate() -> None:
 
 def test_single_job_group_is_solo_d() -> None:
     """A job alone on its nodes pays no switch and reproduces the Solo-D closed form."""
-    phases = JobPhases(30.0, 12.0, sync_s=3.0, warm_switch_s=5.0, rollout_gpus=16)
+    phases = JobPhases.of(30.0, 12.0, sync_s=3.0, warm_switch_s=5.0, rollout_gpus=16)
     m = group_of((GroupJob(phases, (0, 1), 0),), (0, 1), (0,)).metrics()
     solo = solo_d(phases, POOLS)
     assert m.meta_iteration_s == pytest.approx(solo.iteration_s)
@@ -161,7 +161,7 @@ def test_temporal_mux_two_jobs_share_one_node_per_pool() -> None:
     assert (m.t_cycle_s, m.t_load_s) == (40.0, 40.0)
     assert m.meta_iteration_s == pytest.approx(40.0)
     # Versus Solo-D at equal hourly cost: twice the iterations per dollar.
-    solo = solo_d_fleet([JobPhases(20, 20)] * 2, POOLS)
+    solo = solo_d_fleet([JobPhases.of(20, 20)] * 2, POOLS)
     assert m.iterations_per_usd / solo.iterations_per_usd == pytest.approx(2.0)
 
 
@@ -345,7 +345,7 @@ def groups(draw: st.DrawFn, star: bool = False) -> CoExecutionGroup:
             t_nodes = tuple(draw(st.sets(st.integers(0, n_t - 1), min_size=1)))
         members.append(
             GroupJob(
-                JobPhases(
+                JobPhases.of(
                     draw(phase_s),
                     draw(phase_s),
                     sync_s=draw(st.sampled_from([0.0, 1.0])),
@@ -410,7 +410,7 @@ def test_worst_case_is_never_faster(group: CoExecutionGroup) -> None:
     worse = group_of(
         tuple(
             GroupJob(
-                JobPhases(
+                JobPhases.of(
                     j.phases.rollout_s,
                     j.phases.train_s,
                     j.phases.sync_s,
@@ -456,7 +456,7 @@ def test_unsaturated_shared_pair_of_nodes_beats_solo_d(
     """Jobs sharing one 8-GPU node per pool without switches: when unsaturated the group
     pays T_cycle <= sum of solo times per round, so at most Solo-D's cost per iteration."""
     n = min(len(rollout_s), len(train_s))
-    phases = [JobPhases(r, t) for r, t in zip(rollout_s[:n], train_s[:n], strict=True)]
+    phases = [JobPhases.of(r, t) for r, t in zip(rollout_s[:n], train_s[:n], strict=True)]
     group = group_of(tuple(GroupJob(p, 0, 0) for p in phases), (0,), (0,))
     m = group.metrics()
     if m.status is GroupStatus.SATURATED:
@@ -473,7 +473,7 @@ def test_raw_iterations_per_usd_can_favour_solo_d_for_unequal_jobs() -> None:
     """r = (1, 1), t = (1, 6): the group does one round of both jobs for 7/9 of Solo-D's cost,
     yet Solo-D completes more raw iterations per dollar (the 2 s job runs 3.5x as often);
     normalised throughput (T_solo / T per job) ranks them like the cost of equal work."""
-    phases = [JobPhases(1, 1), JobPhases(1, 6)]
+    phases = [JobPhases.of(1, 1), JobPhases.of(1, 6)]
     m = group_of(tuple(GroupJob(p, 0, 0) for p in phases), (0,), (0,)).metrics()
     solo = solo_d_fleet(phases, POOLS)
     assert m.meta_iteration_s == pytest.approx(7.0)
@@ -494,6 +494,7 @@ def test_adapters_from_hardware_and_rljob() -> None:
     """Node capacity comes from the hardware model; an RLJob's given times map field by field."""
     from rollmux.hardware import load_hardware
     from rollmux.jobs import RLJob
+    from rollmux.phasetimes import phase_times
 
     hw = load_hardware()
     cap = node_capacity_from_hardware(hw)
@@ -507,7 +508,9 @@ def test_adapters_from_hardware_and_rljob() -> None:
     gj = group_job_from_rljob(rl, hw, 3, (0, 1))
     assert (gj.rollout_nodes, gj.train_nodes, gj.slo, gj.job_id) == ((3,), (0, 1), 1.3, "j7")
     assert (gj.rollout_mem_gb_per_node, gj.train_mem_gb_per_node) == (300.0, 500.0)
-    assert gj.phases == JobPhases(30.0, 10.0, 2.0, 8, 16, 1.0, 40.0, 12.0)
+    assert gj.phases == JobPhases(phase_times(rl, hw), 8, 16)
+    assert (gj.phases.rollout_s, gj.phases.train_s, gj.phases.sync_s, gj.phases.warm_switch_s,
+            gj.phases.rollout_max_s, gj.phases.train_max_s) == (30.0, 10.0, 2.0, 1.0, 40.0, 12.0)
 
 
 def test_modelled_jobs_form_a_valid_group() -> None:

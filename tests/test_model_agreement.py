@@ -17,7 +17,7 @@ from rollmux.schedule.graph import round_robin_schedule
 def _group(instance, sync: float, switch: float) -> CoExecutionGroup:
     jobs = tuple(
         GroupJob(
-            phases=JobPhases(
+            phases=JobPhases.of(
                 rollout_s=r, train_s=t, sync_s=sync, warm_switch_s=switch,
                 rollout_gpus=8 * len(rn), train_gpus=8 * len(tn),
             ),
@@ -67,6 +67,6 @@ def test_group_metrics_match_simulated_execution(instance, sync: float, switch: 
 @given(st.integers(1, 50), st.integers(1, 50), st.integers(0, 10))
 def test_solo_d_iteration_matches_simulated_job_alone(r: int, t: int, sync: int) -> None:
     """Solo-D's closed-form iteration time is the simulated period of the job alone."""
-    closed = solo_d(JobPhases(rollout_s=r, train_s=t, sync_s=sync), POOLS).iteration_s
+    closed = solo_d(JobPhases.of(rollout_s=r, train_s=t, sync_s=sync), POOLS).iteration_s
     schedule = round_robin_schedule([r], [t + sync])
     assert measured_period(simulate(schedule, 8), schedule, 3) == pytest.approx(closed)

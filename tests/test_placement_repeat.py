@@ -158,8 +158,8 @@ def test_round_robin_kept_when_it_is_best() -> None:
 
 def test_plan_group_is_pure_and_never_below_round_robin() -> None:
     """plan_group on a literal group: same plan twice; repeat beats round-robin here."""
-    phases_long = JobPhases(rollout_s=1000.0, train_s=100.0)
-    phases_short = JobPhases(rollout_s=100.0, train_s=100.0)
+    phases_long = JobPhases.of(rollout_s=1000.0, train_s=100.0)
+    phases_short = JobPhases.of(rollout_s=100.0, train_s=100.0)
     group = group_of(
         jobs=(GroupJob(phases_long, ("r0",), ("t0",), slo=2.0, job_id="L"),
               GroupJob(phases_short, ("r1",), ("t0",), slo=6.0, job_id="M")),

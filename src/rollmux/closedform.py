@@ -24,11 +24,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from rollmux.hardware import GPUType
+from rollmux.phasetimes import PhaseTimes, phase_times
 
 if TYPE_CHECKING:
     from rollmux.hardware import Hardware
     from rollmux.jobs import RLJob
-    from rollmux.phasetimes import PhaseTimes
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -129,60 +129,120 @@ class PoolSpec:
 
 @dataclass(frozen=True, slots=True)
 class JobPhases:
-    """One RL job's per-iteration phase durations (s) and GPU counts.
+    """One RL job's per-iteration phase times and the GPU counts they hold for.
 
-    ``rollout_s``/``train_s`` are expected (nominal) durations on the job's own
-    ``rollout_gpus`` rollout GPUs and ``train_gpus`` training GPUs; ``sync_s`` the
-    cross-cluster weight sync; ``warm_switch_s`` the cost of (re)loading the job's
-    state from host memory when a GPU set changes hands; ``rollout_max_s`` and
-    ``train_max_s`` the worst-case (every response at max tokens) durations used for
-    admission (default: the nominal ones).
+    ``times`` is the job's :class:`rollmux.phasetimes.PhaseTimes` (the one definition of
+    every phase-time field) with ``rollout_s``/``train_s`` the expected durations on the
+    job's own ``rollout_gpus`` rollout GPUs and ``train_gpus`` training GPUs. The models
+    here read ``rollout_s``, ``train_s``, ``sync_s`` (cross-cluster weight sync),
+    ``warm_switch_s`` (reloading the job's state from host memory when a GPU set changes
+    hands) and the worst cases ``rollout_max_s``/``train_max_s`` used for admission,
+    exposed as properties; build from literals with :meth:`of`.
     """
 
-    rollout_s: float
-    train_s: float
-    sync_s: float = 0.0
+    times: PhaseTimes
     rollout_gpus: int = 8
     train_gpus: int = 8
-    warm_switch_s: float = 0.0
-    rollout_max_s: float | None = None
-    train_max_s: float | None = None
 
     def __post_init__(self) -> None:
+        """Check positive expected durations and GPU counts; store the times as floats."""
+        times = self.times
+        if not isinstance(times, PhaseTimes):
+            raise ValueError(f"times = {times!r}: expected a rollmux.phasetimes.PhaseTimes")
+        check_positive("rollout_s", times.rollout_s)
+        check_positive("train_s", times.train_s)
+        # The models' outputs are floats whatever number type a job's given times have.
+        if any(type(getattr(times, name)) is not float for name in _PHASE_TIME_FIELDS):
+            object.__setattr__(self, "times", PhaseTimes(
+                **{name: float(getattr(times, name)) for name in _PHASE_TIME_FIELDS}))
         set_ = object.__setattr__
-        set_(self, "rollout_s", check_positive("rollout_s", self.rollout_s))
-        set_(self, "train_s", check_positive("train_s", self.train_s))
-        set_(self, "sync_s", check_non_negative("sync_s", self.sync_s))
         set_(self, "rollout_gpus", check_positive_int("rollout_gpus", self.rollout_gpus))
         set_(self, "train_gpus", check_positive_int("train_gpus", self.train_gpus))
-        set_(self, "warm_switch_s", check_non_negative("warm_switch_s", self.warm_switch_s))
-        for name, nominal in (("rollout_max_s", self.rollout_s), ("train_max_s", self.train_s)):
-            value = getattr(self, name)
-            if value is None:
-                set_(self, name, nominal)
-                continue
-            worst = check_positive(name, value)
-            if worst < nominal:
-                raise ValueError(
-                    f"{name} = {value!r}: the worst case must be >= the nominal {nominal!r}"
-                )
-            set_(self, name, worst)
+
+    @classmethod
+    def of(
+        cls,
+        rollout_s: float,
+        train_s: float,
+        sync_s: float = 0.0,
+        rollout_gpus: int = 8,
+        train_gpus: int = 8,
+        warm_switch_s: float = 0.0,
+        rollout_max_s: float | None = None,
+        train_max_s: float | None = None,
+    ) -> JobPhases:
+        """A job from literal times; worst cases default to the expected ones.
+
+        The fields no model here reads take their lower bounds: flat sync = ``sync_s``,
+        cold switch = ``warm_switch_s``.
+        """
+        rollout = check_positive("rollout_s", rollout_s)
+        train = check_positive("train_s", train_s)
+        sync = check_non_negative("sync_s", sync_s)
+        warm = check_non_negative("warm_switch_s", warm_switch_s)
+        # PhaseTimes checks worst case >= expected.
+        times = PhaseTimes(
+            rollout_s=rollout, train_s=train, sync_s=sync, sync_flat_s=sync,
+            warm_switch_s=warm, cold_switch_s=warm,
+            rollout_max_s=rollout if rollout_max_s is None
+            else check_positive("rollout_max_s", rollout_max_s),
+            train_max_s=train if train_max_s is None
+            else check_positive("train_max_s", train_max_s),
+        )
+        return cls(times, rollout_gpus, train_gpus)
+
+    @property
+    def rollout_s(self) -> float:
+        """Expected rollout duration on the job's rollout GPUs (s)."""
+        return self.times.rollout_s
+
+    @property
+    def train_s(self) -> float:
+        """Expected training duration on the job's training GPUs (s)."""
+        return self.times.train_s
+
+    @property
+    def sync_s(self) -> float:
+        """Cross-cluster (topology-aware) weight sync per iteration (s)."""
+        return self.times.sync_s
+
+    @property
+    def warm_switch_s(self) -> float:
+        """Reloading the job's state from host memory onto a GPU set (s)."""
+        return self.times.warm_switch_s
+
+    @property
+    def rollout_max_s(self) -> float:
+        """Worst-case rollout duration, every response at max tokens (s)."""
+        return self.times.rollout_max_s
+
+    @property
+    def train_max_s(self) -> float:
+        """Worst-case training duration, every response at max tokens (s)."""
+        return self.times.train_max_s
 
     @property
     def solo_iteration_s(self) -> float:
         """Iteration time alone on its own GPUs: rollout + train + sync (notes section 3)."""
-        return self.rollout_s + self.train_s + self.sync_s
+        return self.times.solo_iteration_s
 
     def worst_case(self) -> JobPhases:
         """The same job with its worst-case (max-token) phase durations as the nominal ones."""
-        # __post_init__ fills a missing worst case with the nominal duration.
-        rollout_max = self.rollout_s if self.rollout_max_s is None else self.rollout_max_s
-        train_max = self.train_s if self.train_max_s is None else self.train_max_s
-        return replace(self, rollout_s=rollout_max, train_s=train_max)
+        times = replace(self.times, rollout_s=self.rollout_max_s, train_s=self.train_max_s)
+        return replace(self, times=times)
+
+    def with_train(self, train_gpus: int, scale: float) -> JobPhases:
+        """The same job on ``train_gpus`` training GPUs with its training times x ``scale``."""
+        times = replace(self.times, train_s=self.train_s * scale,
+                        train_max_s=self.train_max_s * scale)
+        return replace(self, times=times, train_gpus=train_gpus)
 
     def busy_gpu_s(self) -> tuple[float, float]:
         """Useful GPU-seconds per iteration on the (rollout, training) pools."""
         return self.rollout_s * self.rollout_gpus, self.train_s * self.train_gpus
+
+
+_PHASE_TIME_FIELDS = tuple(PhaseTimes.__dataclass_fields__)
 
 
 # --------------------------------------------------------------------------- outputs
@@ -441,19 +501,8 @@ def job_phases_from_rljob(
 ) -> JobPhases:
     """The :class:`JobPhases` of an :class:`rollmux.jobs.RLJob` from the phase-time model."""
     if times is None:
-        from rollmux.phasetimes import phase_times
-
         times = phase_times(job, hw)
-    return JobPhases(
-        rollout_s=times.rollout_s,
-        train_s=times.train_s,
-        sync_s=times.sync_s,
-        rollout_gpus=job.rollout_gpus,
-        train_gpus=job.train_gpus,
-        warm_switch_s=times.warm_switch_s,
-        rollout_max_s=times.rollout_max_s,
-        train_max_s=times.train_max_s,
-    )
+    return JobPhases(times, job.rollout_gpus, job.train_gpus)
 
 
 def isolated_trace_costs(jobs: Sequence[RLJob], hw: Hardware) -> dict[str, TraceCost]:

@@ -11,7 +11,7 @@ unequal jobs compare fairly). Equations: docs/model.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -89,12 +89,7 @@ def build_scenario(
     ):
         # Training is compute-bound: its time scales inversely with the GPUs it gets.
         scale = phases.train_gpus / gpus
-        in_group = replace(
-            phases,
-            train_s=phases.train_s * scale,
-            train_max_s=phases.train_max_s * scale,
-            train_gpus=gpus,
-        )
+        in_group = phases.with_train(gpus, scale)
         members.append(
             GroupJob(
                 phases=in_group,

@@ -239,7 +239,7 @@ def group_status_examples(
         for j, pair in enumerate(jobs):
             if len(pair) != 2:
                 raise ValueError(f"groups[{g}][{j}] = {pair!r}: expected (rollout_s, train_s)")
-            members.append(GroupJob(phases=JobPhases(float(pair[0]), float(pair[1])),
+            members.append(GroupJob(phases=JobPhases.of(float(pair[0]), float(pair[1])),
                                     rollout_nodes=(0,), train_nodes=(0,), job_id=f"J{j}"))
         group = CoExecutionGroup(jobs=tuple(members), rollout_node_ids=(0,), train_node_ids=(0,),
                                  pools=pools)
