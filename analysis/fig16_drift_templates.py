@@ -1,6 +1,6 @@
 """Fig. 16: iteration time under the seven drift templates, one panel per model size.
 
-Reads results/robustness/templates.csv (``rollmux.sim.robustness.template_curves``: one
+Reads results/robustness/templates.csv (``rollmux.experiments.robustness.template_curves``: one
 representative job per model size drawn under none, increasing 0.5x/1.0x/1.5x and
 decreasing 0.5x/1.0x/1.5x from the same raw draws) and draws iteration time (rollout +
 training + sync, a centred rolling mean over ``--window`` iterations) against training

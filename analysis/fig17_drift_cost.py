@@ -1,13 +1,15 @@
 """Fig. 17: cost normalised to hourly optimal regrouping, and SLO attainment, under drift.
 
-Reads results/robustness/drift.csv (``rollmux.sim.robustness.drift_table``: one row per
+Reads results/robustness/drift.csv (``rollmux.experiments.robustness.drift_table``: one row per
 drift setting, policy and seed) and draws, per drift setting, the total cost of
-completing the trace's work under static RollMux, Random and Most-Idle over that under
-``regroup`` (hourly optimal regrouping with migration pauses; the dashed line at 1;
+completing the trace's work under each compared policy (config robustness.policies:
+static RollMux, Random, Most-Idle) over that under the reference (robustness.reference:
+``regroup``, hourly optimal regrouping with migration pauses; the dashed line at 1;
 ``total_cost_over_regroup``, docs/metrics.md "Normalised cost"), and the SLO attainment
-of all four policies. Bars are means over seeds; whiskers span the seeds when there are several.
+of every policy. Bars are means over seeds; whiskers span the seeds when there are several.
 
     python analysis/fig17_drift_cost.py --drift results/robustness/drift.csv \
+        --policies rollmux random greedy regroup --reference regroup \
         --png figures/fig17_drift_cost.png --pdf figures/fig17_drift_cost.pdf
 """
 
@@ -16,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rollmux.experiments.robustness import SETTINGS
 from rollmux.plotstyle import apply_style, figure_main, policy_colour, policy_label
-from rollmux.sim.robustness import POLICIES, REFERENCE_POLICY, SETTINGS
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -46,19 +48,20 @@ def _bars(ax: plt.Axes, stats: pd.DataFrame, policies: list[str], fmt: str) -> N
     ax.set_xticks(x, settings)
 
 
-def draw(drift: pd.DataFrame) -> plt.Figure:
-    """Normalised cost (left) and SLO attainment (right) per drift setting."""
+def draw(drift: pd.DataFrame, policies: list[str], reference: str) -> plt.Figure:
+    """Normalised cost (left) and SLO attainment (right) per drift setting, ``policies``
+    in drawing order, costs over ``reference``'s."""
     apply_style()
     fig, (ax_cost, ax_slo) = plt.subplots(1, 2, figsize=(7.4, 3.0))
-    baselines = [p for p in POLICIES if p != REFERENCE_POLICY and p in set(drift["policy"])]
+    drawn = [p for p in policies if p in set(drift["policy"])]
+    baselines = [p for p in drawn if p != reference]
     _bars(ax_cost, seed_stats(drift, "total_cost_over_regroup"), baselines, "{:.2f}")
-    ref_line = ax_cost.axhline(1.0, color=policy_colour(REFERENCE_POLICY), linestyle="--",
-                               linewidth=1, label=f"{policy_label(REFERENCE_POLICY)} = 1")
+    ref_line = ax_cost.axhline(1.0, color=policy_colour(reference), linestyle="--",
+                               linewidth=1, label=f"{policy_label(reference)} = 1")
     ax_cost.set_ylabel("total cost / regrouping's (x)")
     ax_cost.set_title("(a) normalised cost under drift", loc="left")
     ax_cost.margins(y=0.15)
-    policies = [p for p in POLICIES if p in set(drift["policy"])]
-    _bars(ax_slo, seed_stats(drift, "slo_attainment_pct"), policies, "{:.0f}")
+    _bars(ax_slo, seed_stats(drift, "slo_attainment_pct"), drawn, "{:.0f}")
     ax_slo.set_ylabel("SLO attainment (%)")
     ax_slo.set_ylim(0, 112)
     ax_slo.set_title("(b) SLO attainment", loc="left")
@@ -77,7 +80,13 @@ def draw(drift: pd.DataFrame) -> plt.Figure:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: read drift.csv, write PNG and PDF."""
-    return figure_main(__doc__, {"drift": "drift.csv"}, draw, argv)
+    options = {
+        "policies": {"nargs": "+", "required": True,
+                     "help": "compared policies in drawing order (robustness.policies)"},
+        "reference": {"required": True,
+                      "help": "policy the costs are normalised to (robustness.reference)"},
+    }
+    return figure_main(__doc__, {"drift": "drift.csv"}, draw, argv, options=options)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Fig. 19: failure and re-admission of one job of a co-execution group.
 
 Reads the failure replay's named per-phase timeline (results/robustness/failure/
-timeline.csv, ``rollmux.sim.robustness.failure_timeline``) and its events.csv, and draws
+timeline.csv, ``rollmux.experiments.robustness.failure_timeline``) and its events.csv, and draws
 one row per node, one colour per job, hatched for training, with the work the kill threw
 away shaded out, the kill and resubmission times marked, and the iteration number on
 each phase of the killed job: the other members keep interleaving, and the resubmitted

@@ -228,3 +228,21 @@ def test_dry_run_schema_error_is_one_line(tmp_path: Path) -> None:
     assert result.stderr == (
         "rollmux: error: config/config.yaml + config/bad.yaml: sim.production: Additional "
         "properties are not allowed ('polices' was unexpected)\n")
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("reference", "optimal",
+     "config: robustness.reference: 'optimal' is not one of robustness.policies"),
+    ("policies", ["rollmux", "greedy", "regroup"],
+     "config: robustness.policies: must include random (the claims C47-C52 read them)"),
+    ("policies", ["rollmux", "random", "greedy", "regroup", "solo-d"],
+     "config: robustness.policies: ['solo-d'] are replayed as evidence only"),
+])
+def test_drift_study_policies_hold_the_reference_and_the_claims_policies(
+        key: str, value: Any, message: str) -> None:
+    """The drift study's list must hold its reference and the claims' policies, and no
+    evidence-only policy: one line naming the key."""
+    config = default_config()
+    config["robustness"][key] = value
+    lines = problems_of(config)
+    assert len(lines) == 1 and lines[0].startswith(message), lines

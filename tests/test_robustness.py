@@ -1,4 +1,4 @@
-"""Robustness stage (Fig. 16-19, claims C47-C52): rollmux.sim.robustness and its figures."""
+"""Robustness stage (Fig. 16-19, claims C47-C52): rollmux.experiments.robustness, figures."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from scriptmod import load_script
 
 from rollmux.experiments import drift_evidence as de
+from rollmux.experiments import robustness as rb
 from rollmux.placement.regroup import migration_pause_s
-from rollmux.sim import robustness as rb
 from rollmux.sim.drift import TEMPLATES, length_factor
 from rollmux.traces import TraceError, load_trace
 
@@ -23,6 +24,9 @@ TRACES = REPO / "traces"
 MICRO = TRACES / "microbench.csv"
 SIM = TRACES / "simulation-mixed.csv"
 TINY_PROD = REPO / "tests" / "golden" / "traces" / "tiny-prod.csv"
+#: The drift study of the shipped config (robustness.policies, robustness.reference).
+STUDY = rb.DriftStudy.from_config(
+    yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))["robustness"])
 FAILURE_JOBS = [{"job_id": "D1", "from": "Type-D"}, {"job_id": "D2", "from": "Type-D"},
                 {"job_id": "E", "from": "Type-E"}]
 
@@ -205,10 +209,10 @@ def _evidence_runs(root: Path) -> list[rb.RunRef]:
 
 def test_drift_table_normalises_to_regroup(tmp_path: Path) -> None:
     """Cost ratios over the same setting's regroup replay; percentages in percent."""
-    table = rb.drift_table(reversed(_fake_runs(tmp_path)))
+    table = rb.drift_table(reversed(_fake_runs(tmp_path)), STUDY)
     assert tuple(table.columns) == rb.DRIFT_COLUMNS
     assert list(table["setting"].unique()) == list(rb.SETTINGS)
-    assert list(table["policy"].iloc[:4]) == list(rb.POLICIES)
+    assert list(table["policy"].iloc[:4]) == list(STUDY.policies)
     row = table[(table["setting"] == "Increasing") & (table["policy"] == "rollmux")].iloc[0]
     assert row["total_cost_over_regroup"] == pytest.approx(1.1)
     assert row["cost_over_regroup"] == pytest.approx(1.1)
@@ -224,7 +228,7 @@ def test_normalised_cost_is_the_total_cost_of_the_same_work(tmp_path: Path) -> N
     runs = _fake_runs(tmp_path)
     path = next(r for r in runs if (r.setting, r.policy) == ("Mixed", "random")).summary_path
     path.write_text(json.dumps(_summary(200.0, 0.5, 0.5, 0.5, span_h=25.0)))
-    row = rb.drift_table(runs).set_index(["setting", "policy"]).loc[("Mixed", "random")]
+    row = rb.drift_table(runs, STUDY).set_index(["setting", "policy"]).loc[("Mixed", "random")]
     assert row["cost_over_regroup"] == pytest.approx(2.0)
     assert row["total_cost_over_regroup"] == pytest.approx(200.0 * 25.0 / (100.0 * 10.0))
 
@@ -234,25 +238,53 @@ def test_drift_table_needs_the_reference(tmp_path: Path) -> None:
     runs = [r for r in _fake_runs(tmp_path) if not (r.setting == "Mixed" and
                                                     r.policy == "regroup")]
     with pytest.raises(ValueError, match="no 'regroup' replay"):
-        rb.drift_table(runs)
+        rb.drift_table(runs, STUDY)
     with pytest.raises(ValueError, match="twice"):
-        rb.drift_table(runs + runs[:1])
+        rb.drift_table(runs + runs[:1], STUDY)
     with pytest.raises(ValueError, match="setting must be"):
         rb.RunRef("Sideways", "rollmux", 0, tmp_path)
     with pytest.raises(ValueError, match="drift_reach"):
         rb.RunRef("Mixed", "rollmux", 0, tmp_path, "sideways")
 
 
+def test_drift_study_checks_its_policies_and_reference() -> None:
+    """The reference must be a listed policy; no policy twice, none of the evidence ones."""
+    assert rb.DriftStudy(("rollmux", "random", "greedy", "regroup"), "regroup") == STUDY
+    with pytest.raises(ValueError, match=r"robustness\.reference 'optimal' is not one of"):
+        rb.DriftStudy(("rollmux", "regroup"), "optimal")
+    with pytest.raises(ValueError, match="twice"):
+        rb.DriftStudy(("rollmux", "rollmux", "regroup"), "regroup")
+    with pytest.raises(ValueError, match="evidence only"):
+        rb.DriftStudy(("rollmux", "solo-d", "regroup"), "regroup")
+    with pytest.raises(ValueError, match="non-empty list"):
+        rb.DriftStudy((), "regroup")
+    with pytest.raises(ValueError, match="not one of the drift study's"):
+        STUDY.order_key("Mixed", "verl", 0)
+
+
+def test_drift_table_follows_the_study(tmp_path: Path) -> None:
+    """Another reference normalises every cost, and the policies come in the study's order."""
+    study = rb.DriftStudy(("greedy", "rollmux", "regroup", "random"), "rollmux")
+    table = rb.drift_table(_fake_runs(tmp_path), study)
+    assert list(table["policy"].iloc[:4]) == list(study.policies)
+    assert (table[table["policy"] == "rollmux"]["total_cost_over_regroup"] == 1.0).all()
+    regroup = table[(table["setting"] == "Increasing") & (table["policy"] == "regroup")]
+    assert regroup["total_cost_over_regroup"].iloc[0] == pytest.approx(1 / 1.1)
+    with pytest.raises(ValueError, match=r"not a replay of Fig\. 17"):
+        rb.drift_table(_fake_runs(tmp_path / "x"), rb.DriftStudy(("rollmux", "regroup"),
+                                                                 "regroup"))
+
+
 def test_split_runs_separates_the_figure_from_the_evidence(tmp_path: Path) -> None:
     """Fig. 17's replays: drift settings, compared policies, one reach; the rest is
     evidence, which drift_table refuses."""
     runs = _fake_runs(tmp_path / "fig") + _evidence_runs(tmp_path / "ev")
-    figure, evidence = rb.split_runs(runs)
+    figure, evidence = STUDY.split_runs(runs)
     assert len(figure) == 12 and len(evidence) == len(FAKE_EVIDENCE)
     with pytest.raises(ValueError, match="split_runs"):
-        rb.drift_table(figure + evidence[:1])
+        rb.drift_table(figure + evidence[:1], STUDY)
     with pytest.raises(ValueError, match="more than one drift reach"):
-        rb.drift_table(figure + [r for r in evidence if r.drift_reach == "cap"])
+        rb.drift_table(figure + [r for r in evidence if r.drift_reach == "cap"], STUDY)
 
 
 def test_cost_by_replay_decomposes_total_cost_into_density_and_stretch(tmp_path: Path) -> None:
@@ -262,7 +294,7 @@ def test_cost_by_replay_decomposes_total_cost_into_density_and_stretch(tmp_path:
     runs = [r for r in runs if r.drift_reach == "profile"]
     paper = {"cost_over_regroup_baselines": (3.21, 3.60),
              "cost_over_regroup_increasing": (1.11, 1.11)}
-    table = de.cost_by_replay(runs, paper)
+    table = de.cost_by_replay(runs, STUDY, paper)
     assert tuple(table.columns) == de.COST_COLUMNS
     np.testing.assert_allclose(
         table["total_cost_over_regroup"],
@@ -280,16 +312,18 @@ def test_cost_by_replay_decomposes_total_cost_into_density_and_stretch(tmp_path:
     assert row.loc[("none", "rollmux"), "total_cost_over_regroup"] == pytest.approx(1.05)
     assert row.loc[("Increasing", "rollmux"), "paper_low"] == 1.11
     with pytest.raises(ValueError, match="no 'regroup' replay for setting 'none'"):
-        de.cost_by_replay([r for r in runs if (r.setting, r.policy) != ("none", "regroup")])
+        de.cost_by_replay([r for r in runs if (r.setting, r.policy) != ("none", "regroup")],
+                          STUDY)
     with pytest.raises(ValueError, match="more than one drift reach"):
-        de.cost_by_replay(_fake_runs(tmp_path / "fig2") + _evidence_runs(tmp_path / "ev2"))
+        de.cost_by_replay(_fake_runs(tmp_path / "fig2") + _evidence_runs(tmp_path / "ev2"),
+                          STUDY)
 
 
 def test_utilisation_gap_decomposes_the_deficit(tmp_path: Path) -> None:
     """Deficit (pp) = work term + provisioning term; relative reading beside it."""
     runs = _fake_runs(tmp_path)
-    mig = rb.migration_table([r for r in runs if r.policy == "regroup"], SIM)
-    gap = de.utilisation_gap(runs, mig)
+    mig = rb.migration_table([r for r in runs if r.policy == "regroup"], SIM, STUDY)
+    gap = de.utilisation_gap(runs, STUDY, mig)
     assert tuple(gap.columns) == de.GAP_COLUMNS
     assert len(gap) == 6
     np.testing.assert_allclose(gap["deficit_pp"], gap["work_term_pp"]
@@ -313,7 +347,7 @@ def test_slo_by_job_reports_each_static_job_beside_its_drift(tmp_path: Path) -> 
                           drift_reach=reach, record_phases=False)
         run_replay(spec, tmp_path / reach)
         runs.append(rb.RunRef.from_folder(tmp_path / reach))
-    table = de.slo_by_job(runs, TINY_PROD)
+    table = de.slo_by_job(runs, TINY_PROD, STUDY)
     assert tuple(table.columns) == de.SLO_COLUMNS
     jobs = load_trace(TINY_PROD)
     assert len(table) == 2 * len(jobs)
@@ -333,16 +367,17 @@ def test_slo_by_job_reports_each_static_job_beside_its_drift(tmp_path: Path) -> 
 
 
 def test_evidence_runs_follow_the_config() -> None:
-    """Solo-D per listed setting, rollmux and regroup without drift, rollmux per other
-    reach; a drift setting that does not exist raises."""
+    """Solo-D per listed setting, rollmux and the configured reference without drift,
+    rollmux per other reach; a drift setting that does not exist raises."""
     rb_config = {"seeds": [0, 1], "max_group_size": 4, "drift_reach": "profile",
+                 "policies": ["rollmux", "random", "greedy", "optimal"], "reference": "optimal",
                  "evidence": {"solo_d_settings": ["Mixed"], "no_drift": True,
                               "compare_reach": ["cap", "profile"], "strengths": [3, 4.5]}}
     runs = de.evidence_runs(rb_config, "t-first5")
     got = sorted((r.drift, r.policy, r.seed, r.drift_reach) for r in runs)
     want = sorted(
         [("Mixed", "solo-d", s, "profile") for s in (0, 1)]
-        + [("none", p, s, "profile") for p in ("rollmux", "regroup") for s in (0, 1)]
+        + [("none", p, s, "profile") for p in ("rollmux", "optimal") for s in (0, 1)]
         + [(x, "rollmux", s, "cap") for x in rb.SETTINGS for s in (0, 1)]
         + [(t, "rollmux", s, "profile") for t in ("increasing-3.0", "increasing-4.5")
            for s in (0, 1)])
@@ -362,7 +397,7 @@ def test_attainment_by_strength_reads_single_template_replays(tmp_path: Path) ->
     runs = _fake_runs(tmp_path / "fig")
     folder = tmp_path / "ev" / "increasing-3.0"
     runs.append(_write_run(folder, "increasing-3.0", "rollmux", (100.0, 0.75, 0.3, 0.2)))
-    table = de.attainment_by_strength(runs)
+    table = de.attainment_by_strength(runs, STUDY)
     assert tuple(table.columns) == de.STRENGTH_COLUMNS
     assert len(table) == 1
     row = table.iloc[0]
@@ -374,9 +409,9 @@ def test_attainment_by_strength_reads_single_template_replays(tmp_path: Path) ->
              "C49": (1.08, 1.08), "C50": (95.6, 98.7), "C51": (3.21, 3.60),
              "C52": (5.9, 5.9)}
     figure = [r for r in runs if r.setting in rb.SETTINGS]
-    claims = de.drift_claims_evidence(de.cost_by_replay(figure),
+    claims = de.drift_claims_evidence(de.cost_by_replay(figure, STUDY),
                                       pd.DataFrame(columns=list(de.SLO_COLUMNS)),
-                                      de.utilisation_gap(figure), paper, strengths=table)
+                                      de.utilisation_gap(figure, STUDY), paper, strengths=table)
     got = claims[claims["reading"] == "increasing-3.0 for every job, profile"].iloc[0]
     assert (got["paper"], got["ours"], got["holds"]) == (95.6, 75.0, True)
     with pytest.raises(ValueError, match="template name"):
@@ -391,8 +426,8 @@ def test_drift_claims_evidence_bounds_the_baselines_by_solo_d(tmp_path: Path) ->
     paper = {"C01": (1.84, 1.84), "C47": (1.11, 1.11), "C48": (1.10, 1.10),
              "C49": (1.08, 1.08), "C50": (95.6, 98.7), "C51": (3.21, 3.60),
              "C52": (5.9, 5.9)}
-    costs = de.cost_by_replay(runs)
-    gap = de.utilisation_gap(runs)
+    costs = de.cost_by_replay(runs, STUDY)
+    gap = de.utilisation_gap(runs, STUDY)
     slo = pd.DataFrame(columns=list(de.SLO_COLUMNS))
     table = de.drift_claims_evidence(costs, slo, gap, paper)
     assert tuple(table.columns) == de.EVIDENCE_COLUMNS
@@ -416,8 +451,8 @@ def test_drift_claims_evidence_bounds_the_baselines_by_solo_d(tmp_path: Path) ->
 
 def test_utilisation_and_metrics_from_hand_written_replays(tmp_path: Path) -> None:
     """Deficits in percentage points and the six claim rows, computed by hand."""
-    drift = rb.drift_table(_fake_runs(tmp_path))
-    util = rb.utilisation_table(drift)
+    drift = rb.drift_table(_fake_runs(tmp_path), STUDY)
+    util = rb.utilisation_table(drift, STUDY.reference)
     assert tuple(util.columns) == rb.UTILISATION_COLUMNS
     roll = util[(util["policy"] == "rollmux") & (util["pool"] == "rollout")]
     np.testing.assert_allclose(roll["deficit_vs_regroup_pp"], [5.0, 2.0, 0.0])
@@ -441,16 +476,16 @@ def test_utilisation_and_metrics_from_hand_written_replays(tmp_path: Path) -> No
 
 def test_metrics_need_every_setting(tmp_path: Path) -> None:
     """Missing a setting for a policy the claims use raises ValueError."""
-    drift = rb.drift_table(_fake_runs(tmp_path))
+    drift = rb.drift_table(_fake_runs(tmp_path), STUDY)
     part = drift[~((drift["setting"] == "Mixed") & (drift["policy"] == "greedy"))]
     with pytest.raises(ValueError, match="'greedy'"):
-        rb.robustness_metrics(part, rb.utilisation_table(part), "d", "u")
+        rb.robustness_metrics(part, rb.utilisation_table(part, STUDY.reference), "d", "u")
 
 
 def test_migration_table_sums_pauses_of_moved_jobs(tmp_path: Path) -> None:
     """Pauses of every moved job by model size; empty re-solves counted apart."""
     runs = [r for r in _fake_runs(tmp_path) if r.policy == "regroup"]
-    table = rb.migration_table(runs, SIM)
+    table = rb.migration_table(runs, SIM, STUDY)
     assert tuple(table.columns) == rb.MIGRATION_COLUMNS
     jobs = {j.job_id: j for j in load_trace(SIM)}
     pause = (migration_pause_s(jobs["sim-0000"].model_size_b)
@@ -461,7 +496,7 @@ def test_migration_table_sums_pauses_of_moved_jobs(tmp_path: Path) -> None:
     assert row["pause_per_span_pct"] == pytest.approx(100 * pause / 10.0)
     assert row["cold_switch_extra_h"] > 0
     with pytest.raises(ValueError, match="not a 'regroup' replay"):
-        rb.migration_table(_fake_runs(tmp_path / "x")[:1], SIM)
+        rb.migration_table(_fake_runs(tmp_path / "x")[:1], SIM, STUDY)
 
 
 # --------------------------------------------------------------------------- Fig. 19
@@ -554,23 +589,24 @@ def test_fig16_smoothing_window() -> None:
 def test_fig17_and_fig18_draw_from_hand_written_tables(tmp_path: Path) -> None:
     """Fig. 17 and 18 from the hand-written drift, utilisation and migration tables."""
     runs = _fake_runs(tmp_path / "runs")
-    drift = rb.drift_table(runs)
-    util = rb.utilisation_table(drift)
-    mig = rb.migration_table([r for r in runs if r.policy == "regroup"], SIM)
+    drift = rb.drift_table(runs, STUDY)
+    util = rb.utilisation_table(drift, STUDY.reference)
+    mig = rb.migration_table([r for r in runs if r.policy == "regroup"], SIM, STUDY)
     paths = {}
     for name, frame in (("drift", drift), ("util", util), ("mig", mig)):
         paths[name] = tmp_path / f"{name}.csv"
         frame.to_csv(paths[name], index=False)
     fig17 = _script("fig17_drift_cost")
-    assert fig17.main(["--drift", str(paths["drift"]), "--png", str(tmp_path / "17.png"),
+    assert fig17.main(["--drift", str(paths["drift"]), "--policies", *STUDY.policies,
+                       "--reference", STUDY.reference, "--png", str(tmp_path / "17.png"),
                        "--pdf", str(tmp_path / "17.pdf")]) == 0
     stats = fig17.seed_stats(drift, "total_cost_over_regroup")
     assert len(stats) == 12
     fig18 = _script("fig18_drift_utilisation")
     assert fig18.main(["--utilisation", str(paths["util"]), "--migration", str(paths["mig"]),
-                       "--png", str(tmp_path / "18.png"),
+                       "--reference", STUDY.reference, "--png", str(tmp_path / "18.png"),
                        "--pdf", str(tmp_path / "18.pdf")]) == 0
-    means = fig18.pool_means(util)
+    means = fig18.pool_means(util, STUDY.reference)
     assert set(means["policy"]) == {"rollmux", "regroup"} and len(means) == 12
     for name in ("17.png", "17.pdf", "18.png", "18.pdf"):
         assert (tmp_path / name).stat().st_size > 1000

@@ -27,6 +27,8 @@ rule evidence_drift:
         strengths="results/evidence/drift_slo_by_strength.csv",
     params:
         drift_reach=RB_REACH,
+        policies=RB_POLICIES,
+        reference=RB_REFERENCE,
         overrides=config.get("hardware_overrides", {}),
     log:
         "results/logs/evidence/drift.log",

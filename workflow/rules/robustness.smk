@@ -10,13 +10,16 @@
 # Failure: a small group copied from traces/<failure.source>.csv, one job killed and
 # resubmitted, replayed with the per-phase table into
 # results/robustness/failure/policy=rollmux/seed=<seed>/.
-# Tables and metrics: rollmux.sim.robustness; definitions: docs/metrics.md, "Robustness".
+# Tables and metrics: rollmux.experiments.robustness; definitions: docs/metrics.md,
+# "Robustness". The compared policies and the reference: config robustness.policies,
+# robustness.reference.
 
-from rollmux.sim.robustness import POLICIES as RB_POLICIES
-from rollmux.sim.robustness import SETTINGS as RB_SETTINGS
+from rollmux.experiments.robustness import SETTINGS as RB_SETTINGS
 from rollmux.sim.sweeps import RunKey, run_files, trace_file, window_name
 
 RB = config["robustness"]
+RB_POLICIES = list(RB["policies"])
+RB_REFERENCE = str(RB["reference"])
 RB_SEEDS = [int(s) for s in RB["seeds"]]
 # The drift replays' trace: the first `first_arrivals` arrivals, cut by rule sim_window
 # (simulate.smk) like the sensitivity sweeps' windows; 0 = the shipped trace itself.
@@ -72,6 +75,8 @@ rule robustness_aggregate:
                if RB["first_arrivals"] else "all jobs")
             + f", drift reach {RB_REACH}"
         ),
+        policies=RB_POLICIES,
+        reference=RB_REFERENCE,
         overrides=config.get("hardware_overrides", {}),
     log:
         "results/logs/robustness/aggregate.log",
@@ -175,10 +180,13 @@ rule fig17_drift_cost:
         pdf="figures/fig17_drift_cost.pdf",
     params:
         python=sys.executable,
+        policies=" ".join(RB_POLICIES),
+        reference=RB_REFERENCE,
     log:
         "results/logs/fig17_drift_cost.log",
     shell:
         "{params.python} {input.code} --drift {input.drift} "
+        "--policies {params.policies} --reference {params.reference} "
         "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 
@@ -198,11 +206,13 @@ rule fig18_drift_utilisation:
         pdf="figures/fig18_drift_utilisation.pdf",
     params:
         python=sys.executable,
+        reference=RB_REFERENCE,
     log:
         "results/logs/fig18_drift_utilisation.log",
     shell:
         "{params.python} {input.code} "
         "--utilisation {input.utilisation} --migration {input.migration} "
+        "--reference {params.reference} "
         "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 

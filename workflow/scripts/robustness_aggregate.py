@@ -3,27 +3,29 @@
 import logging
 from pathlib import Path
 
-from rollmux.hardware import load_hardware
-from rollmux.io import write_csv
-from rollmux.sim.robustness import (
-    REFERENCE_POLICY,
+from rollmux.experiments.robustness import (
+    DriftStudy,
     RunRef,
     drift_table,
     migration_table,
     robustness_metrics,
     utilisation_table,
 )
+from rollmux.hardware import load_hardware
+from rollmux.io import write_csv
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
 hw = load_hardware(overrides=dict(snakemake.params.overrides) or None)
 # Each replay's setting, policy, seed and drift reach come from its config.json.
 runs = [RunRef.from_folder(Path(summary).parent) for summary in snakemake.input.summaries]
+# The compared policies and the reference come from config robustness.policies, .reference.
+study = DriftStudy(tuple(snakemake.params.policies), str(snakemake.params.reference))
 out = snakemake.output
-drift = drift_table(runs)
-utilisation = utilisation_table(drift)
-migration = migration_table([r for r in runs if r.policy == REFERENCE_POLICY],
-                            snakemake.input.trace, hw)
+drift = drift_table(runs, study)
+utilisation = utilisation_table(drift, study.reference)
+migration = migration_table([r for r in runs if r.policy == study.reference],
+                            snakemake.input.trace, study, hw)
 metrics = robustness_metrics(drift, utilisation, out.drift, out.utilisation,
                              context=snakemake.params.context)
 write_csv(drift, out.drift, "%.10g")

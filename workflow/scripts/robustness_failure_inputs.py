@@ -2,9 +2,9 @@
 
 import logging
 
+from rollmux.experiments.robustness import failure_trace_text, failures_text, write_validated_trace
 from rollmux.hardware import load_hardware
 from rollmux.io import write_text
-from rollmux.sim.robustness import failure_trace_text, failures_text, write_validated_trace
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")

@@ -4,8 +4,8 @@ import logging
 
 import pandas as pd
 
+from rollmux.experiments.robustness import failure_timeline
 from rollmux.io import write_csv
-from rollmux.sim.robustness import failure_timeline
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")

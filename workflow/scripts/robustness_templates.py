@@ -2,9 +2,9 @@
 
 import logging
 
+from rollmux.experiments.robustness import template_curves
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv
-from rollmux.sim.robustness import template_curves
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")

@@ -11,8 +11,10 @@ later. Two passes, each reporting every problem as ``key.path[i]: message``:
   plug-ins included), ``hardware_overrides`` through :func:`rollmux.hardware.load_hardware`,
   every SLO setting through :func:`rollmux.sim.replay.parse_slo`, the sweep plan
   (:func:`rollmux.sim.sweeps.sweep_plan`), and the failure experiment's jobs and kills
-  against the trace it builds (:func:`rollmux.sim.robustness.failure_trace_text`,
-  :func:`rollmux.sim.robustness.failures_text`).
+  against the trace it builds (:func:`rollmux.experiments.robustness.failure_trace_text`,
+  :func:`rollmux.experiments.robustness.failures_text`), and the drift study's policy list
+  against its reference and the policies its claims read
+  (:class:`rollmux.experiments.robustness.DriftStudy`).
 
 Which keys hold policy names or SLO settings is read from their names, so a list added
 later is checked too: a key ``policies`` or ending in ``_policies`` (a list), or
@@ -227,8 +229,8 @@ def sweep_problems(config: Mapping[str, Any]) -> list[ConfigProblem]:
 def failure_problems(config: Mapping[str, Any], trace_dir: Path) -> list[ConfigProblem]:
     """The failure experiment's jobs exist in its source trace and every kill names one
     of them, with consistent times (the checks its rule runs, run now)."""
+    from rollmux.experiments.robustness import failure_trace_text, failures_text
     from rollmux.hardware import load_hardware
-    from rollmux.sim.robustness import failure_trace_text, failures_text
 
     failure = (config.get("robustness") or {}).get("failure")
     if not isinstance(failure, Mapping):
@@ -254,11 +256,33 @@ def failure_problems(config: Mapping[str, Any], trace_dir: Path) -> list[ConfigP
     return []
 
 
+def drift_study_problems(config: Mapping[str, Any]) -> list[ConfigProblem]:
+    """The drift study's policy list holds its reference and the policies its claims read."""
+    from rollmux.experiments.robustness import CLAIM_POLICIES, DriftStudy
+
+    robustness = config.get("robustness")
+    if not isinstance(robustness, Mapping) or "policies" not in robustness:
+        return []
+    try:
+        study = DriftStudy.from_config(robustness)
+    except ValueError as exc:
+        message = str(exc)
+        path = ("robustness.reference" if message.startswith("robustness.reference")
+                else "robustness.policies")
+        return [ConfigProblem(path, message.removeprefix(path).lstrip(": "))]
+    missing = [p for p in CLAIM_POLICIES if p not in study.policies]
+    if missing:
+        return [ConfigProblem("robustness.policies", f"must include {', '.join(missing)} "
+                              "(the claims C47-C52 read them)")]
+    return []
+
+
 def semantic_problems(config: Mapping[str, Any], trace_dir: str | Path = "traces"
                       ) -> list[ConfigProblem]:
     """What the schemas cannot check, through the validators the command line uses."""
     return [*policy_problems(config), *slo_problems(config), *hardware_problems(config),
-            *sweep_problems(config), *failure_problems(config, Path(trace_dir))]
+            *sweep_problems(config), *failure_problems(config, Path(trace_dir)),
+            *drift_study_problems(config)]
 
 
 def check_config(config: dict[str, Any], schema_dir: str | Path = "workflow/schemas",

@@ -1,14 +1,15 @@
 """Evidence behind the drift claims (paper sec. 6.6, Fig. 17-18, claims C47-C52).
 
-The drift study (:mod:`rollmux.sim.robustness`, rule ``robustness_aggregate``) replays the
+The drift study (:mod:`rollmux.experiments.robustness`, rule ``robustness_aggregate``) replays the
 production trace under three drift settings; this module adds the replays and tables
 that explain its claims quantitatively (rule ``evidence_drift``, workflow/rules/
 evidence_drift.smk; columns in docs/metrics.md, "Robustness"):
 
 - :func:`evidence_runs`: the extra replays, config ``robustness.evidence``: Solo-D (every
-  job alone on its own GPUs) under the listed settings, static RollMux and ``regroup``
-  without drift, static RollMux under the other drift reaches, and static RollMux with
-  every job on one stronger increasing template (what C50 would take);
+  job alone on its own GPUs) under the listed settings, static RollMux and the reference
+  (``robustness.reference``, ``regroup``) without drift, static RollMux under the other
+  drift reaches, and static RollMux with every job on one stronger increasing template
+  (what C50 would take);
 - :func:`cost_by_replay` (C47-C49, C51): total cost of the same work over ``regroup``'s,
   split into cost per job-hour (packing density) and job-hours (stretch and pauses), with
   the stretch the paper's value would need at the replay's own density;
@@ -36,6 +37,18 @@ import pandas as pd
 
 from rollmux.closedform import SECONDS_PER_HOUR
 from rollmux.experiments.evidence import EVIDENCE_COLUMNS, evidence_row
+from rollmux.experiments.robustness import (
+    BASELINE_METRIC,
+    COST_METRICS,
+    EVIDENCE_POLICIES,
+    NO_DRIFT_SETTING,
+    SETTINGS,
+    SLO_BLIND,
+    DriftStudy,
+    RunRef,
+    check_unique,
+    with_reference_ratios,
+)
 from rollmux.sim.drift import (
     DriftDirection,
     DriftReach,
@@ -43,20 +56,6 @@ from rollmux.sim.drift import (
     length_factor,
     parse_reach,
     parse_template,
-)
-from rollmux.sim.robustness import (
-    BASELINE_METRIC,
-    COST_METRICS,
-    EVIDENCE_POLICIES,
-    NO_DRIFT_SETTING,
-    REFERENCE_POLICY,
-    SETTINGS,
-    SLO_BLIND,
-    RunRef,
-    check_unique,
-    order_key,
-    split_runs,
-    with_reference_ratios,
 )
 from rollmux.sim.stochastic import PhaseSampler
 from rollmux.sim.sweeps import RunKey
@@ -118,12 +117,13 @@ def evidence_runs(robustness: Mapping[str, Any], trace_name: str) -> list[RunKey
     """The evidence replays of config ``robustness`` on ``trace_name`` (its window).
 
     ``robustness.evidence``: ``solo_d_settings`` (Solo-D under these drift settings),
-    ``no_drift`` (static RollMux and ``regroup`` without drift), ``compare_reach``
+    ``no_drift`` (static RollMux and ``robustness.reference`` without drift), ``compare_reach``
     (static RollMux under every setting with each of these drift reaches) and
     ``strengths`` (static RollMux with every job on the increasing template of each of
     these strengths); same seeds and group-size limit as the figure's replays.
     """
     evidence = dict(robustness.get("evidence", {}))
+    study = DriftStudy.from_config(robustness)
     seeds = [int(s) for s in robustness["seeds"]]
     group = int(robustness["max_group_size"])
     reach = parse_reach(robustness.get("drift_reach", DriftReach.PROFILE)).value
@@ -140,7 +140,7 @@ def evidence_runs(robustness: Mapping[str, Any], trace_name: str) -> list[RunKey
     runs = [key(p, seed, s) for s in evidence.get("solo_d_settings", ())
             for p in EVIDENCE_POLICIES for seed in seeds]
     if evidence.get("no_drift", False):
-        runs += [key(p, seed, NO_DRIFT_SETTING) for p in ("rollmux", REFERENCE_POLICY)
+        runs += [key(p, seed, NO_DRIFT_SETTING) for p in ("rollmux", study.reference)
                  for seed in seeds]
     runs += [key("rollmux", seed, s, r) for r in compare if r != reach
              for s in SETTINGS for seed in seeds]
@@ -171,20 +171,21 @@ def _claim_metric(setting: str, policy: str) -> str:
 
 
 def cost_by_replay(
-    runs: Iterable[RunRef], paper: Mapping[str, tuple[float, float]] | None = None
+    runs: Iterable[RunRef], study: DriftStudy,
+    paper: Mapping[str, tuple[float, float]] | None = None,
 ) -> pd.DataFrame:
     """Normalised cost decomposed, one row per replay (:data:`COST_COLUMNS`).
 
     The total cost of the same work is cost per job-hour times job-hours, so its ratio
-    over ``regroup``'s (``total_cost_over_regroup``) is ``cost_per_job_hour_over_regroup``
-    (how densely the policy packs: GPU cost per running job) times
-    ``job_hours_over_regroup`` (how long the same jobs ran: stretch, pauses). Job-hours
+    over the study's reference's, ``regroup`` (``total_cost_over_regroup``), is
+    ``cost_per_job_hour_over_regroup`` (how densely the policy packs: GPU cost per running
+    job) times ``job_hours_over_regroup`` (how long the same jobs ran: stretch, pauses). Job-hours
     are the jobs' summed ``running_s``. ``paper`` maps a claim metric to the paper's
     (low, high); ``job_hours_over_regroup_for_paper`` is the stretch that the paper's low
     value would need at the replay's own cost per job-hour. Runs of one drift reach; every
-    (setting, seed) needs a ``regroup`` replay.
+    (setting, seed) needs a reference replay.
     """
-    runs = sorted(runs, key=lambda r: order_key(r.setting, r.policy, r.seed))
+    runs = study.sorted_runs(runs)
     check_unique(runs, "runs")
     if len({r.drift_reach for r in runs}) != 1:
         raise ValueError("runs: replays of more than one drift reach")
@@ -205,8 +206,8 @@ def cost_by_replay(
             "paper_low": float(low), "paper_high": float(high),
             "source": f"{run.summary_path};{run.jobs_path}",
         })
-    table = with_reference_ratios(pd.DataFrame(rows), "runs")
-    ref = table[table["policy"] == REFERENCE_POLICY].set_index(["setting", "seed"])
+    table = with_reference_ratios(pd.DataFrame(rows), "runs", study.reference)
+    ref = table[table["policy"] == study.reference].set_index(["setting", "seed"])
     idx = pd.MultiIndex.from_frame(table[["setting", "seed"]])
     table["span_over_regroup"] = (table["span_h"].to_numpy()
                                   / ref["span_h"].reindex(idx).to_numpy())
@@ -220,7 +221,8 @@ def cost_by_replay(
     return table.loc[:, list(COST_COLUMNS)]
 
 
-def slo_by_job(runs: Iterable[RunRef], trace: str | Path, hw: Any = None) -> pd.DataFrame:
+def slo_by_job(runs: Iterable[RunRef], trace: str | Path, study: DriftStudy,
+               hw: Any = None) -> pd.DataFrame:
     """Each job of every static RollMux drift replay beside how far drift took it
     (:data:`SLO_COLUMNS`).
 
@@ -243,7 +245,7 @@ def slo_by_job(runs: Iterable[RunRef], trace: str | Path, hw: Any = None) -> pd.
         hw = load_hardware()
     by_id = {job.job_id: job for job in load_trace(trace, hw)}
     rows = []
-    for run in sorted(runs, key=lambda r: (order_key(r.setting, r.policy, r.seed),
+    for run in sorted(runs, key=lambda r: (study.order_key(r.setting, r.policy, r.seed),
                                            r.drift_reach)):
         if run.policy != "rollmux" or run.setting not in SETTINGS:
             continue
@@ -293,7 +295,7 @@ def slo_by_job(runs: Iterable[RunRef], trace: str | Path, hw: Any = None) -> pd.
     return pd.DataFrame(rows, columns=list(SLO_COLUMNS))
 
 
-def attainment_by_strength(runs: Iterable[RunRef]) -> pd.DataFrame:
+def attainment_by_strength(runs: Iterable[RunRef], study: DriftStudy) -> pd.DataFrame:
     """Static RollMux's SLO attainment with every job on one template, one row per
     template replay (:data:`STRENGTH_COLUMNS`); other replays are skipped.
 
@@ -301,7 +303,7 @@ def attainment_by_strength(runs: Iterable[RunRef]) -> pd.DataFrame:
     (``1 + s/2`` for an increasing template of strength s).
     """
     rows = []
-    for run in sorted(runs, key=lambda r: order_key(r.setting, r.policy, r.seed)):
+    for run in study.sorted_runs(runs):
         if run.policy != "rollmux" or run.setting in (*SETTINGS, NO_DRIFT_SETTING):
             continue
         template = parse_template(run.setting)
@@ -319,9 +321,11 @@ def attainment_by_strength(runs: Iterable[RunRef]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(STRENGTH_COLUMNS))
 
 
-def utilisation_gap(runs: Iterable[RunRef], migration: pd.DataFrame | None = None,
+def utilisation_gap(runs: Iterable[RunRef], study: DriftStudy,
+                    migration: pd.DataFrame | None = None,
                     drift_reach: DriftReach | str = DriftReach.PROFILE) -> pd.DataFrame:
-    """Static RollMux's utilisation deficit against ``regroup``, decomposed
+    """Static RollMux's utilisation deficit against the study's reference (``regroup``),
+    decomposed
     (:data:`GAP_COLUMNS`).
 
     Per pool, utilisation u = B / P (busy over provisioned GPU-hours). The deficit
@@ -330,21 +334,21 @@ def utilisation_gap(runs: Iterable[RunRef], migration: pd.DataFrame | None = Non
     drift over longer or shorter runs) plus ``provisioning_term_pp`` =
     100 B (1 / P_regroup - 1 / P) (fewer GPU-hours provisioned for it); ``deficit_rel_pct``
     is the same deficit relative to regroup's utilisation. ``regroup_pause_h`` comes from
-    ``migration`` (:func:`rollmux.sim.robustness.migration_table`) when given. Only the
+    ``migration`` (:func:`rollmux.experiments.robustness.migration_table`) when given. Only the
     figure's replays (drift settings, ``drift_reach``) are read.
     """
-    figure, _ = split_runs(runs, drift_reach)
+    figure, _ = study.split_runs(runs, drift_reach)
     by_key = {(r.setting, r.policy, r.seed): r for r in figure}
     pauses = ({} if migration is None else
               {(r.setting, int(r.seed)): float(r.pause_h) for r in migration.itertuples()})
     rows = []
     for (setting, policy, seed), run in sorted(by_key.items(),
-                                               key=lambda kv: order_key(*kv[0])):
+                                               key=lambda kv: study.order_key(*kv[0])):
         if policy != "rollmux":
             continue
-        ref = by_key.get((setting, REFERENCE_POLICY, seed))
+        ref = by_key.get((setting, study.reference, seed))
         if ref is None:
-            raise ValueError(f"runs: no {REFERENCE_POLICY!r} replay for setting {setting!r}, "
+            raise ValueError(f"runs: no {study.reference!r} replay for setting {setting!r}, "
                              f"seed {seed}")
         gpu_h = {}
         for key, r in (("own", run), ("ref", ref)):

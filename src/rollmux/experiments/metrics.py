@@ -36,7 +36,7 @@ METRIC_COLUMNS: tuple[str, ...] = ("metric", "value", "low", "high", "unit", "so
 STAGES: dict[str, str] = {
     "production": "rollmux.experiments.production.production_metrics",
     "simulation": "rollmux.experiments.sensitivity.simulation_metrics",
-    "robustness": "rollmux.sim.robustness.robustness_metrics",
+    "robustness": "rollmux.experiments.robustness.robustness_metrics",
     "models": "rollmux.experiments.model_figures.models_metrics",
 }
 

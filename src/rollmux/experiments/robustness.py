@@ -5,7 +5,9 @@ sec. 6.4 (a window of its first arrivals in the quick profile) under the three d
 settings (Increasing, Decreasing, Mixed) with static RollMux, Random, Greedy (Most-Idle)
 and ``regroup`` (hourly optimal regrouping under the jobs' drifted profiles, with
 migration pauses), and replays a small micro-benchmark group in which one job is killed
-and resubmitted. This module holds everything between the simulator's output files and the figures:
+and resubmitted. The compared policies and the reference every cost is normalised to come
+from config (``robustness.policies``, ``robustness.reference``) as a :class:`DriftStudy`.
+This module holds everything between the simulator's output files and the figures:
 
 * inputs (the drift replays' trace window is cut by :func:`rollmux.sim.sweeps.window_trace_text`,
   rule ``sim_window``): :func:`failure_trace_text` and
@@ -13,13 +15,19 @@ and resubmitted. This module holds everything between the simulator's output fil
   the trace loader, :func:`rollmux.sim.drift.parse_failures`) before it is written;
 * Fig. 16: :func:`template_curves`, per-iteration phase draws of one representative job
   per model size under each of the seven drift templates;
-* Fig. 17 and 18: :func:`drift_table` (cost, cost over ``regroup``, SLO attainment and
+* Fig. 17 and 18: :func:`drift_table` (cost, cost over the reference, SLO attainment and
   pool utilisation of every replay), :func:`utilisation_table` (one row per pool) and
-  :func:`migration_table` (the hours ``regroup`` pauses jobs to migrate and restart them);
+  :func:`migration_table` (the hours the reference, ``regroup``, pauses jobs to migrate
+  and restart them);
 * Fig. 19: :func:`failure_timeline`, the failure replay's per-phase table with job ids,
   node names, incarnations and the work the kill threw away;
 * claims C47-C52: :func:`robustness_metrics`, rows of the metrics contract of
-  workflow/README.md (the evidence behind them: :mod:`rollmux.experiments.drift_evidence`).
+  :mod:`rollmux.experiments.metrics` (the evidence behind them:
+  :mod:`rollmux.experiments.drift_evidence`).
+
+The cost-ratio columns keep the default reference's name (``total_cost_over_regroup``,
+``deficit_vs_regroup_pp``, ...) whatever ``robustness.reference`` names, so the files'
+columns do not depend on the config.
 
 Definitions: docs/metrics.md, section "Robustness".
 """
@@ -39,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from rollmux.closedform import SECONDS_PER_HOUR
+from rollmux.experiments.metrics import METRIC_COLUMNS
 from rollmux.io import atomic_write
 from rollmux.phasetimes import phase_times
 from rollmux.placement.regroup import migration_pause_s
@@ -56,21 +65,19 @@ from rollmux.traces import load_trace, read_trace_frame, trace_text
 
 __all__ = [
     "BASELINE_METRIC",
+    "CLAIM_POLICIES",
     "COST_METRICS",
     "DRIFT_COLUMNS",
     "EVIDENCE_POLICIES",
     "FAILURE_COLUMNS",
-    "METRIC_COLUMNS",
     "MIGRATION_COLUMNS",
     "NO_DRIFT_SETTING",
-    "POLICIES",
-    "POLICY_LABELS",
-    "REFERENCE_POLICY",
     "SETTINGS",
     "SLO_BLIND",
     "TEMPLATE_COLUMNS",
     "TIMELINE_COLUMNS",
     "UTILISATION_COLUMNS",
+    "DriftStudy",
     "RunRef",
     "check_unique",
     "drift_table",
@@ -78,32 +85,16 @@ __all__ = [
     "failure_trace_text",
     "failures_text",
     "migration_table",
-    "order_key",
     "robustness_metrics",
-    "split_runs",
     "template_curves",
     "utilisation_table",
     "with_reference_ratios",
     "write_validated_trace",
 ]
 
-#: Placement policies of the drift experiments (Fig. 17), in drawing order.
-POLICIES: tuple[str, ...] = ("rollmux", "random", "greedy", "regroup")
-
-#: The policy every cost is normalised to: hourly optimal regrouping with migration pauses.
-REFERENCE_POLICY = "regroup"
-
-#: Policies replayed only as evidence: Solo-D, every job alone on its own GPUs.
+#: Policies replayed only as evidence (config ``robustness.evidence.solo_d_settings``):
+#: Solo-D, every job alone on its own GPUs.
 EVIDENCE_POLICIES: tuple[str, ...] = ("solo-d",)
-
-#: Labels of the policies in figures and notes.
-POLICY_LABELS: dict[str, str] = {
-    "rollmux": "RollMux (static)",
-    "random": "Random",
-    "greedy": "Most-Idle",
-    "regroup": "Regroup (hourly optimal)",
-    "solo-d": "Solo-D",
-}
 
 #: The paper's drift settings (sec. 6.6), in drawing order.
 SETTINGS: tuple[str, ...] = tuple(s.value for s in DriftSetting)
@@ -145,9 +136,6 @@ TIMELINE_COLUMNS: tuple[str, ...] = (
 
 #: Columns of the kill list read by ``rollmux simulate --failures``.
 FAILURE_COLUMNS: tuple[str, ...] = ("job_id", "kill_at_s", "resubmit_at_s")
-
-#: Columns of ``results/metrics/<stage>.csv`` (workflow/README.md).
-METRIC_COLUMNS: tuple[str, ...] = ("metric", "value", "low", "high", "unit", "source", "note")
 
 _POOLS: tuple[str, ...] = ("rollout", "train")
 _PHASE_NAMES = {code: name for name, code in PHASE_CODES.items()}
@@ -212,7 +200,7 @@ def failure_trace_text(
             row["arrival_s"] = float(spec["arrival_s"])
         parts.append(row)
     out = pd.concat(parts, ignore_index=True).sort_values("arrival_s", kind="stable")
-    comment = (f"derived by rollmux.sim.robustness.failure_trace_text from "
+    comment = (f"derived by rollmux.experiments.robustness.failure_trace_text from "
                f"{Path(source).name}: " + ", ".join(
                    f"{s['job_id']}={s['from']}" for s in jobs))
     return trace_text(out.reset_index(drop=True), comments=[comment])
@@ -312,13 +300,87 @@ def template_curves(
 # --------------------------------------------------------------------------- Fig. 17, 18
 
 
+#: Policies the claims C47-C52 read (:func:`robustness_metrics`), so ``robustness.policies``
+#: must list them: static RollMux and the SLO-blind baselines.
+SLO_BLIND: tuple[str, ...] = ("random", "greedy")
+CLAIM_POLICIES: tuple[str, ...] = ("rollmux", *SLO_BLIND)
+
+
+@dataclass(frozen=True, slots=True)
+class DriftStudy:
+    """The drift study's compared policies, in drawing order, and the reference policy
+    every cost is normalised to (config ``robustness.policies``, ``robustness.reference``)."""
+
+    policies: tuple[str, ...]
+    reference: str
+
+    def __post_init__(self) -> None:
+        """Validate the lists: unique names, the reference among them, no evidence policy."""
+        policies = self.policies
+        if isinstance(policies, str) or not policies or not all(
+                isinstance(p, str) and p for p in policies):
+            raise ValueError(f"robustness.policies must be a non-empty list of policy names, "
+                             f"got {policies!r}")
+        object.__setattr__(self, "policies", tuple(policies))
+        if len(set(self.policies)) != len(self.policies):
+            raise ValueError(f"robustness.policies lists a policy twice: {list(policies)}")
+        if self.reference not in self.policies:
+            raise ValueError(f"robustness.reference {self.reference!r} is not one of "
+                             f"robustness.policies {list(policies)}")
+        both = sorted(set(self.policies) & set(EVIDENCE_POLICIES))
+        if both:
+            raise ValueError(f"robustness.policies: {both} are replayed as evidence only "
+                             "(robustness.evidence)")
+
+    @classmethod
+    def from_config(cls, robustness: Mapping[str, Any]) -> DriftStudy:
+        """The study of config section ``robustness`` (its ``policies`` and ``reference``)."""
+        return cls(tuple(robustness["policies"]), str(robustness["reference"]))
+
+    @property
+    def drawing_order(self) -> tuple[str, ...]:
+        """Every policy a drift replay may use: the compared ones, then the evidence ones."""
+        return (*self.policies, *EVIDENCE_POLICIES)
+
+    def order_key(self, setting: str, policy: str, seed: int) -> tuple[int, float, int, int]:
+        """Drawing order: settings (no drift, then single templates by strength, last), then
+        policies (:attr:`drawing_order`), then seeds."""
+        settings = (*SETTINGS, NO_DRIFT_SETTING)
+        policies = self.drawing_order
+        if policy not in policies:
+            raise ValueError(f"policy {policy!r} is not one of the drift study's "
+                             f"{list(policies)}")
+        if setting in settings:
+            return settings.index(setting), 0.0, policies.index(policy), seed
+        return len(settings), parse_template(setting).strength, policies.index(policy), seed
+
+    def split_runs(self, runs: Iterable[RunRef],
+                   drift_reach: DriftReach | str = DriftReach.PROFILE
+                   ) -> tuple[list[RunRef], list[RunRef]]:
+        """The replays of Fig. 17 and 18 (a drift setting, a compared policy,
+        ``drift_reach``) and the evidence replays (every other one)."""
+        reach = parse_reach(drift_reach).value
+        figure: list[RunRef] = []
+        evidence: list[RunRef] = []
+        for run in runs:
+            main = (run.setting in SETTINGS and run.policy in self.policies
+                    and run.drift_reach == reach)
+            (figure if main else evidence).append(run)
+        return figure, evidence
+
+    def sorted_runs(self, runs: Iterable[RunRef]) -> list[RunRef]:
+        """``runs`` in drawing order (:meth:`order_key`)."""
+        return sorted(runs, key=lambda r: self.order_key(r.setting, r.policy, r.seed))
+
+
 @dataclass(frozen=True, slots=True)
 class RunRef:
     """One replay of the drift experiments: setting, policy, seed, folder and drift reach.
 
     ``setting`` is a drift setting of :data:`SETTINGS`, or, for an evidence replay,
     :data:`NO_DRIFT_SETTING` or one template every job follows (its canonical name, e.g.
-    ``increasing-3.0``); ``policy`` one of :data:`POLICIES` or :data:`EVIDENCE_POLICIES`.
+    ``increasing-3.0``); ``policy`` a placement policy's name (a :class:`DriftStudy`
+    decides which ones it compares).
     """
 
     setting: str
@@ -333,9 +395,8 @@ class RunRef:
                 self.setting):
             raise ValueError(f"setting must be one of {[*SETTINGS, NO_DRIFT_SETTING]} or a "
                              f"template name such as increasing-3.0, got {self.setting!r}")
-        if self.policy not in (*POLICIES, *EVIDENCE_POLICIES):
-            raise ValueError(f"policy must be one of {[*POLICIES, *EVIDENCE_POLICIES]}, "
-                             f"got {self.policy!r}")
+        if not isinstance(self.policy, str) or not self.policy:
+            raise ValueError(f"policy must be a non-empty policy name, got {self.policy!r}")
         object.__setattr__(self, "seed", _check_count("seed", self.seed, 0))
         object.__setattr__(self, "directory", Path(self.directory))
         object.__setattr__(self, "drift_reach", parse_reach(self.drift_reach).value)
@@ -370,19 +431,6 @@ class RunRef:
         return json.loads(self.summary_path.read_text(encoding="utf-8"))
 
 
-def split_runs(runs: Iterable[RunRef], drift_reach: DriftReach | str = DriftReach.PROFILE
-               ) -> tuple[list[RunRef], list[RunRef]]:
-    """The replays of Fig. 17 and 18 (a drift setting, a compared policy, ``drift_reach``)
-    and the evidence replays (every other one)."""
-    reach = parse_reach(drift_reach).value
-    figure: list[RunRef] = []
-    evidence: list[RunRef] = []
-    for run in runs:
-        main = run.setting in SETTINGS and run.policy in POLICIES and run.drift_reach == reach
-        (figure if main else evidence).append(run)
-    return figure, evidence
-
-
 def _is_template(setting: str) -> bool:
     """Whether ``setting`` is a drift template's canonical name (``increasing-3.0``)."""
     try:
@@ -391,30 +439,20 @@ def _is_template(setting: str) -> bool:
         return False
 
 
-def order_key(setting: str, policy: str, seed: int) -> tuple[int, float, int, int]:
-    """Drawing order: settings (no drift, then single templates by strength, last), then
-    policies (evidence ones last), then seeds."""
-    settings = (*SETTINGS, NO_DRIFT_SETTING)
-    policies = (*POLICIES, *EVIDENCE_POLICIES)
-    if setting in settings:
-        return settings.index(setting), 0.0, policies.index(policy), seed
-    return len(settings), parse_template(setting).strength, policies.index(policy), seed
-
-
 def _util_pct(summary: Mapping[str, Any], pool: str) -> float:
     """Utilisation of ``pool`` in percent, 100 (1 - bubble fraction); nan if never provisioned."""
     bubble = (summary.get("bubble_fraction") or {}).get(pool)
     return math.nan if bubble is None else 100.0 * (1.0 - float(bubble))
 
 
-def with_reference_ratios(table: pd.DataFrame, what: str) -> pd.DataFrame:
+def with_reference_ratios(table: pd.DataFrame, what: str, reference: str) -> pd.DataFrame:
     """``table`` (one row per setting, policy, seed) with ``total_cost_over_regroup`` (total
-    cost over the same setting's and seed's ``regroup`` replay, the primary ratio) and
+    cost over the same setting's and seed's ``reference`` replay, the primary ratio) and
     ``cost_over_regroup`` (the time-average hourly cost ratio kept beside it)."""
-    ref = table[table["policy"] == REFERENCE_POLICY].set_index(["setting", "seed"])
+    ref = table[table["policy"] == reference].set_index(["setting", "seed"])
     for setting, seed in table[["setting", "seed"]].drop_duplicates().itertuples(index=False):
         if (setting, seed) not in ref.index:
-            raise ValueError(f"{what}: no {REFERENCE_POLICY!r} replay for setting "
+            raise ValueError(f"{what}: no {reference!r} replay for setting "
                              f"{setting!r}, seed {seed}")
     idx = pd.MultiIndex.from_frame(table[["setting", "seed"]])
     out = table.copy()
@@ -434,22 +472,24 @@ def check_unique(runs: Sequence[RunRef], what: str) -> None:
         raise ValueError(f"{what}: a (setting, policy, seed, drift reach) is listed twice")
 
 
-def drift_table(runs: Iterable[RunRef]) -> pd.DataFrame:
-    """One row per replay of Fig. 17 (:data:`DRIFT_COLUMNS`), costs normalised to ``regroup``.
+def drift_table(runs: Iterable[RunRef], study: DriftStudy) -> pd.DataFrame:
+    """One row per replay of Fig. 17 (:data:`DRIFT_COLUMNS`), costs normalised to the
+    study's reference.
 
     ``total_cost_over_regroup`` is the total cost of completing the trace's work over that
-    of the ``regroup`` replay of the same setting and seed (docs/metrics.md, "Normalised
-    cost": the figure's and the claims' ratio); ``cost_over_regroup`` the same for the
-    time-average hourly cost, kept beside it. Every run must be a drift setting's replay
-    of a :data:`POLICIES` policy under one drift reach, and every (setting, seed) needs a
-    ``regroup`` replay.
+    of the reference (``regroup``) replay of the same setting and seed (docs/metrics.md,
+    "Normalised cost": the figure's and the claims' ratio); ``cost_over_regroup`` the same
+    for the time-average hourly cost, kept beside it. Every run must be a drift setting's
+    replay of one of the study's policies under one drift reach, and every (setting, seed)
+    needs a reference replay.
     """
-    runs = sorted(runs, key=lambda r: order_key(r.setting, r.policy, r.seed))
-    check_unique(runs, "runs")
+    runs = list(runs)
     for run in runs:
-        if run.setting not in SETTINGS or run.policy not in POLICIES:
+        if run.setting not in SETTINGS or run.policy not in study.policies:
             raise ValueError(f"runs: {run.setting}/{run.policy} is not a replay of Fig. 17 "
-                             "(use split_runs)")
+                             "(use DriftStudy.split_runs)")
+    runs = study.sorted_runs(runs)
+    check_unique(runs, "runs")
     if len({r.drift_reach for r in runs}) != 1:
         raise ValueError("runs: replays of more than one drift reach")
     rows = []
@@ -464,17 +504,18 @@ def drift_table(runs: Iterable[RunRef]) -> pd.DataFrame:
             "util_rollout_pct": _util_pct(s, "rollout"), "util_train_pct": _util_pct(s, "train"),
             "source": str(run.summary_path),
         })
-    table = with_reference_ratios(pd.DataFrame(rows), "runs")
+    table = with_reference_ratios(pd.DataFrame(rows), "runs", study.reference)
     return table.loc[:, list(DRIFT_COLUMNS)]
 
 
-def utilisation_table(drift: pd.DataFrame) -> pd.DataFrame:
+def utilisation_table(drift: pd.DataFrame, reference: str) -> pd.DataFrame:
     """Pool utilisation of every replay, one row per pool (:data:`UTILISATION_COLUMNS`).
 
-    ``deficit_vs_regroup_pp`` = regroup's utilisation minus this replay's, in percentage
-    points (positive: lower than regrouping), same setting and seed.
+    ``deficit_vs_regroup_pp`` = the ``reference`` replay's utilisation minus this
+    replay's, in percentage points (positive: lower than the reference), same setting and
+    seed.
     """
-    ref = drift[drift["policy"] == REFERENCE_POLICY].set_index(["setting", "seed"])
+    ref = drift[drift["policy"] == reference].set_index(["setting", "seed"])
     rows = []
     for rec in drift.itertuples(index=False):
         for pool in _POOLS:
@@ -494,8 +535,10 @@ def _read_events(path: str | Path) -> pd.DataFrame:
                                     "detail": str, "kind": str}, keep_default_na=False)
 
 
-def migration_table(runs: Iterable[RunRef], trace: str | Path, hw: Any = None) -> pd.DataFrame:
-    """Migration and restart hours of the ``regroup`` replays (:data:`MIGRATION_COLUMNS`).
+def migration_table(runs: Iterable[RunRef], trace: str | Path, study: DriftStudy,
+                    hw: Any = None) -> pd.DataFrame:
+    """Migration and restart hours of the reference (``regroup``) replays
+    (:data:`MIGRATION_COLUMNS`).
 
     From each replay's events.csv: ``resolves`` counts the periodic re-solves (``regroup``
     events), ``regroupings`` those that moved jobs, ``moves`` the moved jobs summed over
@@ -512,9 +555,9 @@ def migration_table(runs: Iterable[RunRef], trace: str | Path, hw: Any = None) -
 
         hw_used = load_hardware()
     rows = []
-    for run in sorted(runs, key=lambda r: order_key(r.setting, r.policy, r.seed)):
-        if run.policy != REFERENCE_POLICY:
-            raise ValueError(f"migration_table: run {run} is not a {REFERENCE_POLICY!r} replay")
+    for run in study.sorted_runs(runs):
+        if run.policy != study.reference:
+            raise ValueError(f"migration_table: run {run} is not a {study.reference!r} replay")
         events = _read_events(run.events_path)
         resolves = events[events["kind"] == "regroup"]
         moved_lists = [detail.split() for detail in resolves["detail"]]
@@ -593,9 +636,8 @@ def failure_timeline(
 
 #: The claim metric of static RollMux's normalised cost per drift setting (C47-C49).
 COST_METRICS: dict[str, str] = {s: f"cost_over_regroup_{s.lower()}" for s in SETTINGS}
-#: The claim metric of the SLO-blind baselines' normalised cost (C51), and the baselines.
+#: The claim metric of the SLO-blind baselines' normalised cost (C51).
 BASELINE_METRIC = "cost_over_regroup_baselines"
-SLO_BLIND: tuple[str, ...] = ("random", "greedy")
 
 
 def _mean_by(drift: pd.DataFrame, policy: str, column: str) -> pd.Series:
