@@ -102,3 +102,34 @@ def test_time_limit_counts_unproven_solves(jobs: list[RLJob]) -> None:
     assert policy.stats.solves >= 1
     assert 0 < policy.stats.unproven_solves <= policy.stats.solves
     assert len(result.jobs) == 12
+
+
+def test_regroup_reuses_the_last_solve_only_for_an_equal_input() -> None:
+    """A re-solve over the same job values reuses the last partition; a changed job re-solves."""
+    from dataclasses import replace
+
+    from test_placement_rollmux import mkjob
+
+    from rollmux.placement.snapshot import apply, empty_snapshot
+
+    policy = RegroupPolicy(regroup_interval_s=3600.0)
+    snap = empty_snapshot(HW)
+    for job in [mkjob("A", 300, 100, slo=1.4), mkjob("B", 200, 200, slo=1.4),
+                mkjob("C", 100, 300, slo=1.4), mkjob("D", 300, 100, slo=1.4)]:
+        snap = apply(snap, policy.place(job, snap))
+    first = policy.regroup(replace(snap, time_s=3600.0))
+    assert first is not None
+    after = apply(replace(snap, time_s=3600.0), first)
+    assert (policy.stats.solves, policy.stats.reused_solves) == (1, 0)
+    again = replace(after, time_s=7200.0)
+    reused = policy.regroup(again)
+    assert (policy.stats.solves, policy.stats.reused_solves) == (1, 1)
+    fresh = RegroupPolicy(regroup_interval_s=3600.0).regroup(again)
+    assert reused is not None and fresh is not None
+    assert replace(reused, solve_seconds=0.0) == replace(fresh, solve_seconds=0.0)
+    assert reused.moved_jobs == ()  # after the first re-solve the groups are the optimum
+    # A drifted profile is another job value: the next re-solve is a real one.
+    placed = after.jobs["A"]
+    drifted = replace(placed, job=replace(placed.job, rollout_max_s=310.0))
+    policy.regroup(replace(after, time_s=10800.0, jobs={**after.jobs, "A": drifted}))
+    assert (policy.stats.solves, policy.stats.reused_solves) == (2, 1)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.placement.base import (
     Decision,
@@ -32,6 +33,11 @@ from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, Pool
 __all__ = ["OptimalPolicy", "SolveStats", "regrouping_from_partition", "solve_regrouping"]
 
 REL_TOL = 1e-9
+
+# Everything optimal_partition reads (its orders and space are the defaults): the jobs in
+# order (under drift, their drifted values), the hardware, the group-size limit and the
+# time limit. Equal inputs give the same partition (the column cache changes no answer).
+SolveInput = tuple[tuple[RLJob, ...], Hardware, int, float | None]
 
 
 def regrouping_from_partition(
@@ -122,16 +128,20 @@ def solve_regrouping(
     jobs = [placed.job for placed in snapshot.jobs.values()]
     if arrival is not None:
         jobs.append(arrival)
-    partition = optimal_partition(
-        jobs,
-        snapshot.hw,
-        max_group_size,
-        time_limit_s,
-        cache=None if stats is None else stats.cache,
-    )
-    if stats is not None:
-        stats.record(partition)
+    key: SolveInput = (tuple(jobs), snapshot.hw, max_group_size, time_limit_s)
+    partition = None if stats is None else stats.last_partition(key)
+    if partition is None:
+        partition = optimal_partition(
+            jobs,
+            snapshot.hw,
+            max_group_size,
+            time_limit_s,
+            cache=None if stats is None else stats.cache,
+        )
+        if stats is not None:
+            stats.record(key, partition)
     return regrouping_from_partition(partition, jobs, snapshot, arrival, time_s, pause_s)
+
 
 
 class SolveStats:
@@ -139,7 +149,10 @@ class SolveStats:
 
     ``solves`` counts the re-solves, ``unproven_solves`` those not proven optimal (the
     per-solve ``time_limit_s`` ran out), ``seconds`` their total wall time,
-    ``columns_searched`` the job sets searched (the rest came from the cache).
+    ``columns_searched`` the job sets searched (the rest came from the cache),
+    ``reused_solves`` the calls answered by the last solve's partition because their
+    input was equal to its input (a ``regroup`` re-solve with no arrival, departure or
+    profile change since the previous one); those are not counted in ``solves``.
     """
 
     def __init__(self) -> None:
@@ -149,13 +162,26 @@ class SolveStats:
         self.unproven_solves = 0
         self.seconds = 0.0
         self.columns_searched = 0
+        self.reused_solves = 0
+        self._last: tuple[SolveInput, Partition] | None = None
 
-    def record(self, partition: Partition) -> None:
-        """Count one solve."""
+    def last_partition(self, key: SolveInput) -> Partition | None:
+        """The last solve's partition if its input equals ``key`` and it was proven optimal.
+
+        An unproven partition is not reused: with more time a re-solve may find a better one.
+        """
+        if self._last is None or not self._last[1].proven_optimal or self._last[0] != key:
+            return None
+        self.reused_solves += 1
+        return self._last[1]
+
+    def record(self, key: SolveInput, partition: Partition) -> None:
+        """Count one solve of input ``key``, kept for :meth:`last_partition`."""
         self.solves += 1
         self.unproven_solves += not partition.proven_optimal
         self.seconds += partition.seconds
         self.columns_searched += partition.n_searched
+        self._last = (key, partition)
 
     def as_dict(self) -> dict[str, float]:
         """The counters (for reports)."""
@@ -164,6 +190,7 @@ class SolveStats:
             "unproven_solves": self.unproven_solves,
             "solve_seconds": self.seconds,
             "columns_searched": self.columns_searched,
+            "reused_solves": self.reused_solves,
         }
 
 
