@@ -105,7 +105,10 @@ def test_time_limit_counts_unproven_solves(jobs: list[RLJob]) -> None:
 
 
 def test_regroup_reuses_the_last_solve_only_for_an_equal_input() -> None:
-    """A re-solve over the same job values reuses the last partition; a changed job re-solves."""
+    """A re-solve over the same job values, in any order, reuses the last partition.
+
+    A changed job re-solves.
+    """
     from dataclasses import replace
 
     from test_placement_rollmux import mkjob
@@ -128,8 +131,14 @@ def test_regroup_reuses_the_last_solve_only_for_an_equal_input() -> None:
     assert reused is not None and fresh is not None
     assert replace(reused, solve_seconds=0.0) == replace(fresh, solve_seconds=0.0)
     assert reused.moved_jobs == ()  # after the first re-solve the groups are the optimum
+    # The same jobs listed in another order (a regrouping rebuilds the snapshot's job
+    # table in its placements' order) are the same input.
+    shuffled = replace(after, time_s=9000.0, jobs=dict(reversed(list(after.jobs.items()))))
+    assert list(shuffled.jobs) != list(after.jobs)
+    assert policy.regroup(shuffled) is not None
+    assert (policy.stats.solves, policy.stats.reused_solves) == (1, 2)
     # A drifted profile is another job value: the next re-solve is a real one.
     placed = after.jobs["A"]
     drifted = replace(placed, job=replace(placed.job, rollout_max_s=310.0))
     policy.regroup(replace(after, time_s=10800.0, jobs={**after.jobs, "A": drifted}))
-    assert (policy.stats.solves, policy.stats.reused_solves) == (2, 1)
+    assert (policy.stats.solves, policy.stats.reused_solves) == (2, 2)

@@ -34,10 +34,13 @@ __all__ = ["OptimalPolicy", "SolveStats", "regrouping_from_partition", "solve_re
 
 REL_TOL = 1e-9
 
-# Everything optimal_partition reads (its orders and space are the defaults): the jobs in
-# order (under drift, their drifted values), the hardware, the group-size limit and the
-# time limit. Equal inputs give the same partition (the column cache changes no answer).
-SolveInput = tuple[tuple[RLJob, ...], Hardware, int, float | None]
+# Everything optimal_partition reads (its orders and space are the defaults): the jobs
+# (under drift, their drifted values), the hardware, the group-size limit and the time
+# limit. The jobs are a set: the optimum of a job set does not depend on the order they
+# are listed in (only which of several tied optima HiGHS returns does), and a regrouping
+# reorders the snapshot's jobs, so the next hour's re-solve of the same jobs lists them
+# in another order.
+SolveInput = tuple[frozenset[RLJob], Hardware, int, float | None]
 
 
 def regrouping_from_partition(
@@ -128,7 +131,7 @@ def solve_regrouping(
     jobs = [placed.job for placed in snapshot.jobs.values()]
     if arrival is not None:
         jobs.append(arrival)
-    key: SolveInput = (tuple(jobs), snapshot.hw, max_group_size, time_limit_s)
+    key: SolveInput = (frozenset(jobs), snapshot.hw, max_group_size, time_limit_s)
     partition = None if stats is None else stats.last_partition(key)
     if partition is None:
         partition = optimal_partition(
@@ -151,8 +154,9 @@ class SolveStats:
     per-solve ``time_limit_s`` ran out), ``seconds`` their total wall time,
     ``columns_searched`` the job sets searched (the rest came from the cache),
     ``reused_solves`` the calls answered by the last solve's partition because their
-    input was equal to its input (a ``regroup`` re-solve with no arrival, departure or
-    profile change since the previous one); those are not counted in ``solves``.
+    input was equal to its input, the same set of job values in any order (a ``regroup``
+    re-solve with no arrival, departure or profile change since the previous one); those
+    are not counted in ``solves``.
     """
 
     def __init__(self) -> None:
