@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given
@@ -595,3 +596,67 @@ def test_caches_keep_answers_by_value_and_clear() -> None:
     # bound by value: an equal hardware does not clear the cache
     cache.configure(load_hardware(), "all", "full")
     assert len(cache) > 0
+
+
+def _forced_overlap(extra: int):
+    """A stand-in MILP answering covers with jobs in two groups.
+
+    The real covering solve rarely returns such a cover on small sets; this one always
+    does, so the reduction to a partition runs on every call. ``extra`` > 0: the exact
+    partition plus ``extra`` further columns; 0: the first job alone, the largest column
+    holding it, and every job outside that column alone.
+    """
+    import rollmux.placement.optimum.partition as partition_module
+
+    solve = partition_module.solve_set_partitioning
+
+    def answer(n, subsets, costs, deadline, cover=False):  # type: ignore[no-untyped-def]
+        chosen, status, solved = solve(n, subsets, costs, deadline, cover=False)
+        if extra:
+            overlapping = [c for c, s in enumerate(subsets) if len(s) > 1 and c not in chosen]
+            return sorted(chosen + overlapping[:extra]), status, solved
+        # The first job alone, then the largest column holding it: the column's other
+        # jobs need a plan of their own.
+        holding = [c for c, s in enumerate(subsets) if s[0] == 0 and len(s) > 1]
+        if not holding:
+            return chosen, status, solved
+        first = max(holding, key=lambda c: len(subsets[c]))
+        solos = [c for c, s in enumerate(subsets) if len(s) == 1 and s[0] not in subsets[first]]
+        return sorted({0, first, *solos}), status, solved
+
+    return answer
+
+
+@profile_examples(0.2)
+@given(job_sets(2, 5), st.integers(0, 3))
+def test_overlapping_cover_becomes_a_feasible_partition(jobs: list[RLJob], extra: int) -> None:
+    """A cover with jobs in two groups becomes a partition of no greater cost (rule P8).
+
+    Each job stays in its first group; every other group keeps its remaining jobs, planned
+    anew within the cost of the column they came from.
+    """
+    import rollmux.placement.optimum.partition as partition_module
+
+    exact = optimal_partition(jobs, HW)
+    with patch.object(partition_module, "solve_set_partitioning", _forced_overlap(extra)):
+        reduced = optimal_partition(jobs, HW)
+    check_partition(reduced, jobs)
+    assert reduced.cost_usd_per_h >= exact.cost_usd_per_h * (1 - 1e-9)
+
+
+@profile_examples(0.2)
+@given(job_sets(2, 6))
+def test_cover_and_partition_milps_agree(jobs: list[RLJob]) -> None:
+    """In the full space the covering MILP costs what the partitioning MILP does."""
+    import rollmux.placement.optimum.partition as partition_module
+
+    solve = partition_module.solve_set_partitioning
+    as_cover = optimal_partition(jobs, HW)
+    with patch.object(
+        partition_module,
+        "solve_set_partitioning",
+        lambda n, subsets, costs, deadline, cover=False: solve(n, subsets, costs, deadline),
+    ):
+        as_partition = optimal_partition(jobs, HW)
+    check_partition(as_cover, jobs)
+    assert as_cover.cost_usd_per_h == pytest.approx(as_partition.cost_usd_per_h, rel=1e-9)
