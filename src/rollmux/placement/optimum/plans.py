@@ -149,9 +149,14 @@ class Context:
         """Hourly price of one node of ``gpu_type``."""
         return self.hw.price_usd_per_h(gpu_type, self.gpus_per_node)
 
+    @property
+    def mem_limit_gb(self) -> float:
+        """The most resident state a node holds (host memory, with the checks' tolerance)."""
+        return self.host_mem_gb * (1.0 + REL_TOL)
+
     def fits(self, gb: float) -> bool:
         """Whether ``gb`` of resident state fits one node's host memory."""
-        return gb <= self.host_mem_gb * (1.0 + REL_TOL)
+        return gb <= self.mem_limit_gb
 
 
 def context(hw: Hardware) -> Context:
