@@ -317,7 +317,8 @@ def optimal_partition(
     for c in sorted(chosen, key=lambda c: columns[c][0]):
         subset, kept = columns[c]
         if kept is None:
-            kept = _research(cache, uids, [data[i] for i in subset], subset, costs[c], ctx)
+            members = [data[i] for i in subset]
+            kept = _research(cache, uids, members, subset, costs[c], ctx, all_orders, full_space)
         groups.append(kept)
     return Partition(
         groups=tuple(groups),
@@ -337,16 +338,21 @@ def _research(
     subset: tuple[int, ...],
     cost: float,
     ctx: Context,
+    all_orders: bool,
+    full_space: bool,
 ) -> GroupPlan:
     """The plan of a cached column searched in another job order, searched in this order.
 
-    The first feasible plan depends on the job order; with the known cost as cap the
-    search returns the same plan as without the cache.
+    The first feasible plan depends on the job order; with the known cost as cap, the
+    call's orders and space, and the cache's periods (functions of their keys) the search
+    returns the same plan as without the cache.
     """
-    plan = min_cost(members, ctx, cost * (1.0 + 1e-6))
+    assert cache is not None
+    plan = min_cost(
+        members, ctx, cost * (1.0 + 1e-6), True, all_orders, full_space, cache.periods
+    )
     if plan is None or not math.isclose(plan.cost_usd_per_h, cost, rel_tol=1e-9):
         raise RuntimeError(f"column {plan!r}: cached cost {cost} not reproduced")
-    assert cache is not None
     entry = cache.get(frozenset([uids[i] for i in subset]))
     if entry is not None:
         entry.plans[plan.job_ids] = plan
