@@ -79,7 +79,8 @@ def _node_tuple(name: str, nodes: object) -> tuple[NodeId, ...]:
     if (
         type(nodes) is tuple
         and nodes
-        and all(type(n) is int and n >= 0 for n in nodes)
+        and set(map(type, nodes)) == {int}
+        and min(nodes) >= 0
         and len(set(nodes)) == len(nodes)
     ):
         return nodes

@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
-from rollmux.closedform import pools_from_hardware
+from rollmux.closedform import PoolSpec, pools_from_hardware
 from rollmux.group import (
     CoExecutionGroup,
     GroupJob,
+    NodeCapacity,
     group_job_from_rljob,
     node_capacity_from_hardware,
 )
@@ -144,6 +146,23 @@ class Context:
     gpus_per_node: int
     host_mem_gb: float
     hw: Hardware
+
+    @cached_property
+    def node_capacity(self) -> NodeCapacity:
+        """The group model's node of this hardware (built once per context)."""
+        return node_capacity_from_hardware(self.hw)
+
+    @cached_property
+    def _pools(self) -> dict[tuple[str, str], PoolSpec]:
+        return {}
+
+    def pools(self, rollout_type: str, train_type: str) -> PoolSpec:
+        """The group model's pools for these GPU types (built once per context and pair)."""
+        key = (rollout_type, train_type)
+        spec = self._pools.get(key)
+        if spec is None:
+            spec = self._pools[key] = pools_from_hardware(self.hw, rollout_type, train_type)
+        return spec
 
     def node_price(self, gpu_type: str) -> float:
         """Hourly price of one node of ``gpu_type``."""

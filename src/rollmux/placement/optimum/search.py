@@ -16,8 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from rollmux.closedform import pools_from_hardware
-from rollmux.group import CoExecutionGroup, node_capacity_from_hardware
+from rollmux.group import CoExecutionGroup
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.placement.optimum.layouts import LazyList, connected, layouts, pins, shared
@@ -396,8 +395,8 @@ def verified(plan: GroupPlan, data: Sequence[JobData], ctx: Context) -> GroupPla
             jobs=members,
             rollout_node_ids=tuple(range(plan.rollout_nodes)),
             train_node_ids=tuple(range(plan.train_nodes)),
-            pools=pools_from_hardware(ctx.hw, first.rollout_gpu_type, first.train_gpu_type),
-            node_capacity=node_capacity_from_hardware(ctx.hw),
+            pools=ctx.pools(first.rollout_gpu_type, first.train_gpu_type),
+            node_capacity=ctx.node_capacity,
             order=plan.order,
         )
     except ValueError:
