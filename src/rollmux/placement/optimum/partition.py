@@ -259,25 +259,24 @@ def optimal_partition(
     periods = PeriodCache() if cache is None else cache.periods
     timed_out = False
     searched = 0
-    job_ids = [d.job.job_id for d in data]
     # Most sets of a re-solve were searched by an earlier call: their lookup is the hot
-    # path (about 100,000 per production replay), hence the local names.
+    # path (about 100,000 per production replay), hence C-level maps over local tables.
+    bit = [1 << i for i in range(n)].__getitem__
+    uid_of = uids.__getitem__
+    job_id_of = [d.job.job_id for d in data].__getitem__
     cached = {} if cache is None else cache.entries
     for level in cliques(adj, n, max_group_size)[1:]:
         splits.reset()
         for subset in level:
-            mask = 0
-            for i in subset:
-                mask |= 1 << i
+            mask = sum(map(bit, subset))
             key = None
             if cache is not None:
-                key = frozenset([uids[i] for i in subset])
+                key = frozenset(map(uid_of, subset))
                 entry = cached.get(key)
                 if entry is not None:
                     if entry.cost is not None:
                         column_cost[mask] = entry.cost
-                        ids = tuple([job_ids[i] for i in subset])
-                        columns.append((subset, entry.plans.get(ids)))
+                        columns.append((subset, entry.plans.get(tuple(map(job_id_of, subset)))))
                     continue
             if time.perf_counter() > deadline:
                 timed_out = True
