@@ -8,9 +8,12 @@ policy (``rollmux``, ``optimal``, ``regroup``) it runs
 
 as a child process, ``--repeat`` times with the versions interleaved (before, after,
 before, ...), and records the best wall time and the child's CPU time (user + system)
-of that run. It checks that both versions write byte-identical output files (all but
-``config.json``, which names the output folder) and reports each replay also as a ratio
-to the RollMux replay of the same version, measured in the same run.
+of that run. The child also times every call of ``solve_set_partitioning`` (HiGHS) in
+process CPU time, so the table shows the rest (the column search, the simulator) apart,
+and digests every MILP input in order. It checks that both versions write
+byte-identical output files (all but ``config.json``, which names the output folder)
+and hand HiGHS the same inputs in the same order, and reports each replay also as a
+ratio to the RollMux replay of the same version, measured in the same run.
 
     .venv/bin/python benchmarks/bench_optimum_replay.py --trace traces/production-default.csv \\
         --before main --repeat 2 --out benchmarks/recorded/optimum_replay_production.json
@@ -34,6 +37,35 @@ from typing import Any
 POLICIES = ("rollmux", "optimal", "regroup")
 ROOT = Path(__file__).resolve().parents[1]
 
+# The child: `rollmux simulate` with HiGHS timed (process CPU time) and its inputs digested,
+# both written as JSON to the file named by the environment's ROLLMUX_BENCH_PROBE.
+PROBE = """
+import atexit, hashlib, json, os, sys, time
+import rollmux.placement.optimum.partition as partition
+from rollmux.cli import main
+
+digest, probe = hashlib.sha256(), {"highs_cpu_s": 0.0, "solves": 0}
+solve = partition.solve_set_partitioning
+
+def timed_solve(n, subsets, costs, deadline):
+    digest.update(repr((n, tuple(subsets), tuple(costs))).encode())
+    start = time.process_time()
+    try:
+        return solve(n, subsets, costs, deadline)
+    finally:
+        probe["highs_cpu_s"] += time.process_time() - start
+        probe["solves"] += 1
+
+def write():
+    probe["milp_inputs_sha256"] = digest.hexdigest()
+    with open(os.environ["ROLLMUX_BENCH_PROBE"], "w", encoding="utf-8") as out:
+        json.dump(probe, out)
+
+partition.solve_set_partitioning = timed_solve
+atexit.register(write)
+sys.exit(main(sys.argv[1:]))
+"""
+
 
 def extract_src(rev: str, into: Path) -> Path:
     """The ``src/`` folder of git revision ``rev``, extracted under ``into``."""
@@ -44,12 +76,13 @@ def extract_src(rev: str, into: Path) -> Path:
     return into / "src"
 
 
-def run_once(trace: Path, policy: str, out: Path, src: Path | None) -> dict[str, float]:
-    """One replay in a child process: wall and CPU seconds (user + system)."""
-    env = dict(os.environ)
+def run_once(trace: Path, policy: str, out: Path, src: Path | None) -> dict[str, Any]:
+    """One replay in a child process: wall and CPU seconds (user + system), HiGHS apart."""
+    probe = out.with_name(out.name + ".probe.json")
+    env = {**os.environ, "ROLLMUX_BENCH_PROBE": str(probe)}
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    command = [sys.executable, "-m", "rollmux.cli", "simulate", "--trace", str(trace),
+    command = [sys.executable, "-c", PROBE, "simulate", "--trace", str(trace),
                "--policy", policy, "--out", str(out), "--quiet"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -57,7 +90,8 @@ def run_once(trace: Path, policy: str, out: Path, src: Path | None) -> dict[str,
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_s": wall, "cpu_s": cpu}
+    highs = json.loads(probe.read_text(encoding="utf-8"))
+    return {"wall_s": wall, "cpu_s": cpu, **highs, "rest_cpu_s": cpu - highs["highs_cpu_s"]}
 
 
 def same_outputs(a: Path, b: Path) -> bool:
@@ -78,13 +112,15 @@ def bench(trace: Path, before_rev: str, repeat: int) -> dict[str, Any]:
         tmp = Path(tmp_name)
         (tmp / "before").mkdir()
         versions = {"before": extract_src(before_rev, tmp / "before"), "after": None}
-        best: dict[tuple[str, str], dict[str, float]] = {}
+        best: dict[tuple[str, str], dict[str, Any]] = {}
+        digests: dict[tuple[str, str], set[str]] = {}
         for _ in range(repeat):
             for policy in POLICIES:
                 for version, src in versions.items():
                     out = tmp / f"out-{version}-{policy}"
                     timing = run_once(trace, policy, out, src)
                     key = (version, policy)
+                    digests.setdefault(key, set()).add(timing["milp_inputs_sha256"])
                     if key not in best or timing["wall_s"] < best[key]["wall_s"]:
                         best[key] = timing
                     print(json.dumps({"version": version, "policy": policy, **timing}),
@@ -96,13 +132,16 @@ def bench(trace: Path, before_rev: str, repeat: int) -> dict[str, Any]:
                 "after": best[("after", policy)],
                 "identical_outputs": same_outputs(tmp / f"out-before-{policy}",
                                                   tmp / f"out-after-{policy}"),
+                # one digest over every run of both versions: the same MILP inputs, in order
+                "identical_milp_inputs": len(
+                    digests[("before", policy)] | digests[("after", policy)]) == 1,
             })
     results["load_avg_end"] = os.getloadavg()
     return results
 
 
 def markdown(results: dict[str, Any]) -> str:
-    """One table: wall and CPU before/after, after/before, ratio to RollMux, same outputs."""
+    """Two tables: wall and CPU before/after with ratios to RollMux; HiGHS and the rest apart."""
     rollmux = {r["policy"]: r for r in results["runs"]}["rollmux"]
     lines = [
         f"Trace `{results['trace']}`; before = `{results['before']}`, after = this checkout; "
@@ -113,6 +152,15 @@ def markdown(results: dict[str, Any]) -> str:
         "| policy | before wall s | before CPU s | after wall s | after CPU s | after/before "
         "(wall, CPU) | after / rollmux (wall, CPU) | before / rollmux (wall, CPU) | same outputs |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    split = [
+        "",
+        "The same runs split: HiGHS (every `solve_set_partitioning` call, process CPU time "
+        "in the child) and the rest (column search, simulator, start-up).",
+        "",
+        "| policy | MILPs | before HiGHS CPU s | after HiGHS CPU s | before rest CPU s "
+        "| after rest CPU s | rest after/before | same MILP inputs |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results["runs"]:
         b, a = r["before"], r["after"]
@@ -125,7 +173,13 @@ def markdown(results: dict[str, Any]) -> str:
             f"{b['cpu_s'] / rollmux['before']['cpu_s']:.1f} "
             f"| {'yes' if r['identical_outputs'] else 'NO'} |"
         )
-    return "\n".join(lines) + "\n"
+        split.append(
+            f"| {r['policy']} | {a['solves']} | {b['highs_cpu_s']:.1f} | {a['highs_cpu_s']:.1f} "
+            f"| {b['rest_cpu_s']:.1f} | {a['rest_cpu_s']:.1f} "
+            f"| {a['rest_cpu_s'] / b['rest_cpu_s']:.2f} "
+            f"| {'yes' if r['identical_milp_inputs'] else 'NO'} |"
+        )
+    return "\n".join(lines + split) + "\n"
 
 
 def main() -> None:

@@ -28,6 +28,7 @@ from rollmux.placement.optimum import (
     optimal_partition,
     reference_group,
     reference_partition,
+    search,
     solo_cost_usd_per_h,
 )
 from rollmux.placement.optimum.layouts import side_layouts
@@ -393,6 +394,41 @@ def test_decision_matches_exact_period() -> None:
         assert cold.at_most(roll, train, lay_r, lay_t, order, value * (1 + 1e-6))
         assert not cold.at_most(roll, train, lay_r, lay_t, order, value * (1 - 1e-6))
         assert exact.at_most(roll, train, lay_r, lay_t, order, value)
+
+
+def test_p6_is_checked_only_after_the_index_order_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """P6 runs only for pinnings whose index order exceeds B_S, and could not reject the others.
+
+    try_pinning evaluates the index order before P6; by Lemma 1 a pinning whose index
+    order fits has every proper subset within B_S, so skipping P6 there drops no plan.
+    Checked on every pinning of two production optima (groups of up to 5) where P6 runs
+    and rejects pinnings.
+    """
+    real_p6 = search.p6_some_subset_exceeds
+    real_try = search.try_pinning
+    index_failed: list[bool] = []
+    fitting: list[bool] = []
+
+    def spy_p6(state: search.SearchState, roll: list[float], train: list[float],
+               lay_r: tuple[int, ...], lay_t: tuple[int, ...]) -> bool:
+        meta = state.periods.period(roll, train, lay_r, lay_t, tuple(range(state.n)))
+        index_failed.append(meta > state.budget_s)
+        return real_p6(state, roll, train, lay_r, lay_t)
+
+    def spy_try(state: search.SearchState, lay_r: tuple[int, ...], lay_t: tuple[int, ...],
+                roll: list[float], load_r: float, cost: float) -> GroupPlan | None:
+        plan = real_try(state, lay_r, lay_t, roll, load_r, cost)
+        if plan is not None and plan.order == tuple(range(state.n)) and state.n >= 3:
+            train, _ = search.p2_side_load(state, lay_t, rollout=False)
+            fitting.append(real_p6(state, roll, train, lay_r, lay_t))
+        return plan
+
+    monkeypatch.setattr(search, "p6_some_subset_exceeds", spy_p6)
+    monkeypatch.setattr(search, "try_pinning", spy_try)
+    for jobs, seed in ((13, 2), (16, 0)):
+        optimal_partition(production_mix(jobs, seed, HW), HW)
+    assert index_failed and all(index_failed)
+    assert fitting and not any(fitting)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

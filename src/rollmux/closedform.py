@@ -86,6 +86,8 @@ def check_positive_int(name: str, value: int) -> int:
 
 def _as_float(name: str, value: object) -> float:
     """``value`` as a float; bools, strings and other non-numbers raise ``ValueError``."""
+    if type(value) is float:  # the common case; the ABC check below is slow
+        return value
     if isinstance(value, bool) or not isinstance(value, Real):
         raise ValueError(f"{name} = {value!r}: expected a number")
     return float(value)

@@ -74,6 +74,16 @@ def _check_node_id(name: str, node: object) -> NodeId:
 
 def _node_tuple(name: str, nodes: object) -> tuple[NodeId, ...]:
     """Normalise a node id or a collection of node ids to a non-empty tuple without repeats."""
+    # Fast path for what the optimum's plan checks build (thousands per replay): a tuple
+    # of distinct ints >= 0 is already valid and normal. The ABC checks below are slow.
+    if (
+        type(nodes) is tuple
+        and nodes
+        and set(map(type, nodes)) == {int}
+        and min(nodes) >= 0
+        and len(set(nodes)) == len(nodes)
+    ):
+        return nodes
     if isinstance(nodes, int | str):
         return (_check_node_id(name, nodes),)
     if not isinstance(nodes, Sequence):
@@ -127,7 +137,9 @@ class GroupJob:
             raise ValueError(f"phases = {self.phases!r}: expected a JobPhases")
         set_(self, "rollout_nodes", _node_tuple("rollout_nodes", self.rollout_nodes))
         set_(self, "train_nodes", _node_tuple("train_nodes", self.train_nodes))
-        is_number = isinstance(self.slo, Real) and not isinstance(self.slo, bool)
+        is_number = type(self.slo) is float or (
+            isinstance(self.slo, Real) and not isinstance(self.slo, bool)
+        )
         slo = float(self.slo) if is_number else math.nan
         if math.isnan(slo) or slo < 1.0:
             raise ValueError(f"slo = {self.slo!r}: must be a slowdown >= 1 (or inf for none)")
@@ -251,7 +263,10 @@ class CoExecutionGroup:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if isinstance(self.jobs, GroupJob) or not isinstance(self.jobs, Sequence) or not self.jobs:
+        jobs_ok = type(self.jobs) is tuple or (
+            not isinstance(self.jobs, GroupJob) and isinstance(self.jobs, Sequence)
+        )
+        if not jobs_ok or not self.jobs:
             raise ValueError(f"jobs = {self.jobs!r}: expected a non-empty sequence of GroupJob")
         set_(self, "jobs", tuple(self.jobs))
         for i, job in enumerate(self.jobs):
@@ -267,7 +282,7 @@ class CoExecutionGroup:
             bad_order = ValueError(
                 f"order = {self.order!r}: expected a permutation of 0..{len(self.jobs) - 1}"
             )
-            if not isinstance(self.order, Sequence) or any(
+            if (type(self.order) is not tuple and not isinstance(self.order, Sequence)) or any(
                 isinstance(o, bool) or not isinstance(o, int) for o in self.order
             ):
                 raise bad_order
@@ -337,10 +352,31 @@ class CoExecutionGroup:
         attr = "rollout_mem_gb_per_node" if pool == "rollout" else "train_mem_gb_per_node"
         return self.node_capacity.host_mem_gb - sum(getattr(self.jobs[j], attr) for j in jobs)
 
+    def _jobs_by_node(self, pool: str) -> dict[NodeId, list[int]]:
+        """Each declared node of ``pool`` with the indices of its jobs (:meth:`jobs_on`'s)."""
+        # One pass over the pinning instead of one scan of the jobs per node: the pinning
+        # is validated at construction, so every pinned node is declared.
+        if pool == "rollout":
+            out: dict[NodeId, list[int]] = {n: [] for n in self.rollout_node_ids}
+            for j, job in enumerate(self.jobs):
+                for node in job.rollout_nodes:
+                    out[node].append(j)
+        else:
+            out = {n: [] for n in self.train_node_ids}
+            for j, job in enumerate(self.jobs):
+                for node in job.train_nodes:
+                    out[node].append(j)
+        return out
+
     def effective_phases_s(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """Per-job (rollout, training) phase durations including sync and warm switches."""
-        r_shared = {n for n in self.rollout_node_ids if len(self.jobs_on("rollout", n)) > 1}
-        t_shared = {n for n in self.train_node_ids if len(self.jobs_on("train", n)) > 1}
+        return self._effective_phases_s(self._jobs_by_node("rollout"), self._jobs_by_node("train"))
+
+    def _effective_phases_s(
+        self, on_r: dict[NodeId, list[int]], on_t: dict[NodeId, list[int]]
+    ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        r_shared = {n for n, jobs in on_r.items() if len(jobs) > 1}
+        t_shared = {n for n, jobs in on_t.items() if len(jobs) > 1}
         rollout, train = [], []
         for job in self.jobs:
             p = job.phases
@@ -352,20 +388,25 @@ class CoExecutionGroup:
 
     def node_load_s(self) -> dict[tuple[str, NodeId], float]:
         """Summed effective phase time per node, keyed ("rollout" | "train", node id)."""
-        rollout, train = self.effective_phases_s()
+        on_r, on_t = self._jobs_by_node("rollout"), self._jobs_by_node("train")
+        return self._node_load_s(on_r, on_t, *self._effective_phases_s(on_r, on_t))
+
+    @staticmethod
+    def _node_load_s(
+        on_r: dict[NodeId, list[int]],
+        on_t: dict[NodeId, list[int]],
+        rollout: Sequence[float],
+        train: Sequence[float],
+    ) -> dict[tuple[str, NodeId], float]:
         out: dict[tuple[str, NodeId], float] = {}
-        for pool, nodes, durations in (
-            ("rollout", self.rollout_node_ids, rollout),
-            ("train", self.train_node_ids, train),
-        ):
-            for node in nodes:
-                out[(pool, node)] = sum(durations[j] for j in self.jobs_on(pool, node))
+        for pool, on, durations in (("rollout", on_r, rollout), ("train", on_t, train)):
+            for node, jobs in on.items():
+                out[(pool, node)] = sum(durations[j] for j in jobs)
         return out
 
     def t_cycle_s(self) -> float:
         """T_cycle: the longest job chain, max_j (effective rollout + effective training)."""
-        rollout, train = self.effective_phases_s()
-        return max(r + t for r, t in zip(rollout, train, strict=True))
+        return _t_cycle_s(*self.effective_phases_s())
 
     def t_load_s(self) -> float:
         """T_load: the busiest node's summed effective phase time (notes section 3)."""
@@ -377,7 +418,9 @@ class CoExecutionGroup:
 
     def meta_iteration_s(self) -> float:
         """Exact steady-state round-robin meta-iteration time (max-plus, not an estimate)."""
-        rollout, train = self.effective_phases_s()
+        return self._meta_iteration_s(*self.effective_phases_s())
+
+    def _meta_iteration_s(self, rollout: Sequence[float], train: Sequence[float]) -> float:
         return meta_iteration_time(
             rollout,
             train,
@@ -423,12 +466,16 @@ class CoExecutionGroup:
         return group._metrics()
 
     def _metrics(self) -> GroupMetrics:
-        meta_s = self.meta_iteration_s()
+        # The node occupancy and effective phases once, for the period, loads and T_cycle
+        # (the optimum checks every column it finds with these metrics).
+        on_r, on_t = self._jobs_by_node("rollout"), self._jobs_by_node("train")
+        rollout, train = self._effective_phases_s(on_r, on_t)
+        meta_s = self._meta_iteration_s(rollout, train)
         gpn = self.node_capacity.gpus_per_node
         rollout_busy = sum(j.phases.busy_gpu_s()[0] for j in self.jobs)
         train_busy = sum(j.phases.busy_gpu_s()[1] for j in self.jobs)
-        loads = self.node_load_s()
-        t_cycle = self.t_cycle_s()
+        loads = self._node_load_s(on_r, on_t, rollout, train)
+        t_cycle = _t_cycle_s(rollout, train)
         t_load = max(loads.values())
         return GroupMetrics(
             n_jobs=len(self.jobs),
@@ -446,6 +493,10 @@ class CoExecutionGroup:
             ),
             node_load_s=tuple(loads.items()),
         )
+
+
+def _t_cycle_s(rollout: Sequence[float], train: Sequence[float]) -> float:
+    return max(r + t for r, t in zip(rollout, train, strict=True))
 
 
 def _status(t_load_s: float, t_cycle_s: float) -> GroupStatus:

@@ -125,6 +125,14 @@ def normalise_pinning(
         if type(entry) is int and entry >= 0:  # fast path: the ABC checks below are slow
             out.append((entry,))
             continue
+        if (  # fast path: a tuple of distinct ints >= 0 (a group's pinning) is already normal
+            type(entry) is tuple
+            and entry
+            and all(type(n) is int and n >= 0 for n in entry)
+            and len(set(entry)) == len(entry)
+        ):
+            out.append(entry)
+            continue
         if isinstance(entry, Iterable) and not isinstance(entry, str):
             ids = tuple(_check_node_id(name, j, n) for n in entry)
             if not ids:
@@ -144,16 +152,22 @@ def check_order(name: str, order: Sequence[int] | None, n_jobs: int) -> tuple[in
     """
     if order is None:
         return tuple(range(n_jobs))
-    message = f"{name} = {order!r}: expected a permutation of 0..{n_jobs - 1}"
-    if isinstance(order, str | bytes) or not isinstance(order, Iterable):
-        raise ValueError(message)
-    items = list(order)
-    if any(isinstance(o, bool) or not isinstance(o, Integral) for o in items):
-        raise ValueError(message)
-    out = tuple(int(o) for o in items)
+    if type(order) is tuple and all(type(o) is int for o in order):
+        out = order  # fast path: already a tuple of ints (the ABC checks below are slow)
+    else:
+        if isinstance(order, str | bytes) or not isinstance(order, Iterable):
+            raise ValueError(_order_message(name, order, n_jobs))
+        items = list(order)
+        if any(isinstance(o, bool) or not isinstance(o, Integral) for o in items):
+            raise ValueError(_order_message(name, order, n_jobs))
+        out = tuple(int(o) for o in items)
     if sorted(out) != list(range(n_jobs)):
-        raise ValueError(message)
+        raise ValueError(_order_message(name, order, n_jobs))
     return out
+
+
+def _order_message(name: str, order: object, n_jobs: int) -> str:
+    return f"{name} = {order!r}: expected a permutation of 0..{n_jobs - 1}"
 
 
 # --------------------------------------------------------------------------- builders

@@ -104,11 +104,13 @@ def simple_cycle_bound(
 
     Each is a cycle of the event graph carrying one token, so the period is at least this.
     """
-    bound = max(
-        sum(durations[p] for p in chain) + lag for chain, lag in zip(chains, lags, strict=True)
-    )
+    # map over __getitem__ rather than generators: this runs for every period evaluated.
+    pick = durations.__getitem__
+    bound = max(sum(map(pick, chain)) + lag for chain, lag in zip(chains, lags, strict=True))
     for seq in sequences:
-        bound = max(bound, sum(durations[p] for p in seq))
+        load = sum(map(pick, seq))
+        if load > bound:
+            bound = load
     return bound
 
 

@@ -104,8 +104,9 @@ def layouts(need: tuple[int, ...], n_nodes: int, masks: tuple[int, ...]) -> Lazy
     return LazyList(side_layouts(need, n_nodes, masks))
 
 
-def pins(layout: Sequence[int], n: int) -> tuple[tuple[int, ...], ...]:
-    """Per-job node indices of a side layout."""
+@memoised(1 << 16)
+def pins(layout: tuple[int, ...], n: int) -> tuple[tuple[int, ...], ...]:
+    """Per-job node indices of a side layout (memoised: layouts recur across job sets)."""
     return tuple(tuple(i for i, mask in enumerate(layout) if mask >> k & 1) for k in range(n))
 
 

@@ -145,6 +145,11 @@ class ColumnCache:
             del self._uid[job]
         return uids
 
+    @property
+    def entries(self) -> dict[frozenset[int], _SetEntry]:
+        """Every kept search result by job set (serial numbers); read it, do not write."""
+        return self._sets
+
     def get(self, key: frozenset[int]) -> _SetEntry | None:
         """The search result of a job set (serial numbers), if kept."""
         return self._sets.get(key)
@@ -174,18 +179,18 @@ class _SplitTable:
 
     def __init__(self, column_cost: dict[int, float]) -> None:
         self.column_cost = column_cost
-        self._best: dict[int, float] = {}
+        self._best: dict[int, float] = {0: 0.0}
 
     def reset(self) -> None:
         """Forget the splits (new columns below the next size may lower them)."""
         self._best.clear()
+        self._best[0] = 0.0
 
     def best(self, mask: int) -> float:
         """Optimal cost of partitioning ``mask`` into the known columns."""
-        if mask == 0:
-            return 0.0
-        if mask in self._best:
-            return self._best[mask]
+        best = self._best.get(mask)
+        if best is not None:
+            return best
         column_cost = self.column_cost
         low = mask & -mask
         rest = mask ^ low
@@ -193,8 +198,12 @@ class _SplitTable:
         sub = rest
         while True:  # every block A holding the lowest job, A a proper subset
             block = low | sub
-            if block != mask and block in column_cost:
-                best = min(best, column_cost[block] + self.best(mask ^ block))
+            cost = column_cost.get(block)
+            if cost is not None and block != mask:
+                # min() of floats is order-free: the same value as any other visit order.
+                split = cost + self.best(mask ^ block)
+                if split < best:
+                    best = split
             if sub == 0:
                 break
             sub = (sub - 1) & rest
@@ -250,19 +259,24 @@ def optimal_partition(
     periods = PeriodCache() if cache is None else cache.periods
     timed_out = False
     searched = 0
+    # Most sets of a re-solve were searched by an earlier call: their lookup is the hot
+    # path (about 100,000 per production replay), hence C-level maps over local tables.
+    bit = [1 << i for i in range(n)].__getitem__
+    uid_of = uids.__getitem__
+    job_id_of = [d.job.job_id for d in data].__getitem__
+    cached = {} if cache is None else cache.entries
     for level in cliques(adj, n, max_group_size)[1:]:
         splits.reset()
         for subset in level:
-            mask = sum(1 << i for i in subset)
+            mask = sum(map(bit, subset))
             key = None
             if cache is not None:
-                key = frozenset([uids[i] for i in subset])
-                entry = cache.get(key)
+                key = frozenset(map(uid_of, subset))
+                entry = cached.get(key)
                 if entry is not None:
                     if entry.cost is not None:
                         column_cost[mask] = entry.cost
-                        ids = tuple(data[i].job.job_id for i in subset)
-                        columns.append((subset, entry.plans.get(ids)))
+                        columns.append((subset, entry.plans.get(tuple(map(job_id_of, subset)))))
                     continue
             if time.perf_counter() > deadline:
                 timed_out = True
@@ -319,7 +333,8 @@ def optimal_partition(
             if kept is None:
                 raise RuntimeError(f"jobs {rest}: no plan within {costs[c]} (rule P8)")
         elif kept is None:
-            kept = _research(cache, uids, [data[i] for i in subset], subset, costs[c], ctx)
+            members = [data[i] for i in subset]
+            kept = _research(cache, uids, members, subset, costs[c], ctx, all_orders, full_space)
         groups.append(kept)
     return Partition(
         groups=tuple(groups),
@@ -339,16 +354,21 @@ def _research(
     subset: tuple[int, ...],
     cost: float,
     ctx: Context,
+    all_orders: bool,
+    full_space: bool,
 ) -> GroupPlan:
     """The plan of a cached column searched in another job order, searched in this order.
 
-    The first feasible plan depends on the job order; with the known cost as cap the
-    search returns the same plan as without the cache.
+    The first feasible plan depends on the job order; with the known cost as cap, the
+    call's orders and space, and the cache's periods (functions of their keys) the search
+    returns the same plan as without the cache.
     """
-    plan = min_cost(members, ctx, cost * (1.0 + 1e-6))
+    assert cache is not None
+    plan = min_cost(
+        members, ctx, cost * (1.0 + 1e-6), True, all_orders, full_space, cache.periods
+    )
     if plan is None or not math.isclose(plan.cost_usd_per_h, cost, rel_tol=1e-9):
         raise RuntimeError(f"column {plan!r}: cached cost {cost} not reproduced")
-    assert cache is not None
     entry = cache.get(frozenset([uids[i] for i in subset]))
     if entry is not None:
         entry.plans[plan.job_ids] = plan

@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
-from rollmux.closedform import pools_from_hardware
+from rollmux.closedform import PoolSpec, pools_from_hardware
 from rollmux.group import (
     CoExecutionGroup,
     GroupJob,
+    NodeCapacity,
     group_job_from_rljob,
     node_capacity_from_hardware,
 )
@@ -145,13 +147,35 @@ class Context:
     host_mem_gb: float
     hw: Hardware
 
+    @cached_property
+    def node_capacity(self) -> NodeCapacity:
+        """The group model's node of this hardware (built once per context)."""
+        return node_capacity_from_hardware(self.hw)
+
+    @cached_property
+    def _pools(self) -> dict[tuple[str, str], PoolSpec]:
+        return {}
+
+    def pools(self, rollout_type: str, train_type: str) -> PoolSpec:
+        """The group model's pools for these GPU types (built once per context and pair)."""
+        key = (rollout_type, train_type)
+        spec = self._pools.get(key)
+        if spec is None:
+            spec = self._pools[key] = pools_from_hardware(self.hw, rollout_type, train_type)
+        return spec
+
     def node_price(self, gpu_type: str) -> float:
         """Hourly price of one node of ``gpu_type``."""
         return self.hw.price_usd_per_h(gpu_type, self.gpus_per_node)
 
+    @property
+    def mem_limit_gb(self) -> float:
+        """The most resident state a node holds (host memory, with the checks' tolerance)."""
+        return self.host_mem_gb * (1.0 + REL_TOL)
+
     def fits(self, gb: float) -> bool:
         """Whether ``gb`` of resident state fits one node's host memory."""
-        return gb <= self.host_mem_gb * (1.0 + REL_TOL)
+        return gb <= self.mem_limit_gb
 
 
 def context(hw: Hardware) -> Context:

@@ -16,8 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from rollmux.closedform import pools_from_hardware
-from rollmux.group import CoExecutionGroup, node_capacity_from_hardware
+from rollmux.group import CoExecutionGroup
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.placement.optimum.layouts import LazyList, connected, layouts, pins, shared
@@ -125,7 +124,15 @@ def p2_node_masks(state: SearchState) -> None:
     ``state.masks_r/t`` and each mask's shared load ``state.load_r/t``; sums run in
     increasing job order (the same floats as summing the members).
     """
-    data, ctx, budget, prune = state.data, state.ctx, state.budget_s, state.prune
+    data, budget, prune = state.data, state.budget_s, state.prune
+    limit_gb = state.ctx.mem_limit_gb
+    # Per-job values as plain lists: this loop runs over 2^n masks of every searched set.
+    roll_mem = [d.rollout_mem_gb for d in data]
+    train_mem = [d.train_mem_gb for d in data]
+    roll_alone = [d.rollout_s for d in data]
+    train_alone = [d.train_s for d in data]
+    roll_shared = [d.rollout_s + d.warm_s for d in data]
+    train_shared = [d.train_s + d.warm_s for d in data]
     size = 1 << len(data)
     mem_r, mem_t = [0.0] * size, [0.0] * size
     shared_r, shared_t = [0.0] * size, [0.0] * size
@@ -133,20 +140,17 @@ def p2_node_masks(state: SearchState) -> None:
     for mask in range(1, size):
         top = mask.bit_length() - 1
         rest = mask ^ (1 << top)
-        d = data[top]
-        mem_r[mask] = mem_r[rest] + d.rollout_mem_gb
-        mem_t[mask] = mem_t[rest] + d.train_mem_gb
-        shared_r[mask] = shared_r[rest] + (d.rollout_s + d.warm_s)
-        shared_t[mask] = shared_t[rest] + (d.train_s + d.warm_s)
-        sharing = rest != 0
-        if ctx.fits(mem_r[mask]):
-            load = shared_r[mask] if sharing else d.rollout_s + 0.0
-            if not prune or load <= budget:
-                masks_r.append(mask)
-        if ctx.fits(mem_t[mask]):
-            load = shared_t[mask] if sharing else d.train_s + 0.0
-            if not prune or load <= budget:
-                masks_t.append(mask)
+        gb_r = mem_r[mask] = mem_r[rest] + roll_mem[top]
+        gb_t = mem_t[mask] = mem_t[rest] + train_mem[top]
+        load_r = shared_r[mask] = shared_r[rest] + roll_shared[top]
+        load_t = shared_t[mask] = shared_t[rest] + train_shared[top]
+        if not rest:  # one job alone on the node: no switch
+            load_r = roll_alone[top] + 0.0
+            load_t = train_alone[top] + 0.0
+        if gb_r <= limit_gb and (not prune or load_r <= budget):
+            masks_r.append(mask)
+        if gb_t <= limit_gb and (not prune or load_t <= budget):
+            masks_t.append(mask)
     state.masks_r, state.masks_t = tuple(masks_r), tuple(masks_t)
     state.load_r, state.load_t = shared_r, shared_t
 
@@ -191,6 +195,7 @@ def p3_node_count_pairs(state: SearchState) -> list[tuple[float, int, int]]:
     """
     need_r, need_t, data = state.need_r, state.need_t, state.data
     hi_r, hi_t = sum(need_r), sum(need_t)
+    all_private = (hi_r, hi_t)
     if not state.full_space:
         hi_t = max(need_t)  # Algorithm 1 never adds training nodes to a group
     lo_r, lo_t = max(need_r), max(need_t)
@@ -203,7 +208,7 @@ def p3_node_count_pairs(state: SearchState) -> list[tuple[float, int, int]]:
         (r * state.price_r + t * state.price_t, t, r)
         for r in range(lo_r, hi_r + 1)
         for t in range(lo_t, hi_t + 1)
-        if (r, t) != (sum(need_r), sum(need_t))  # every node private: disconnected
+        if (r, t) != all_private  # every node private: disconnected
     )
 
 
@@ -342,13 +347,16 @@ def try_pinning(
     lower = p2_pinning_lower_bound(roll, train, load_r, load_t)
     if prune and lower > budget:
         return None
-    if prune and state.all_orders and n >= 3 and p6_some_subset_exceeds(
-        state, roll, train, lay_r, lay_t
-    ):
-        return None
     order = tuple(range(n))
     meta = periods.period(roll, train, lay_r, lay_t, order)
     if meta > budget:
+        # P6 only once the index order failed: an order within B_S bounds every proper
+        # subset's best order (Lemma 1), so P6 cannot reject a pinning whose index order
+        # fits, and most pinnings that reach this point do fit.
+        if prune and state.all_orders and n >= 3 and p6_some_subset_exceeds(
+            state, roll, train, lay_r, lay_t
+        ):
+            return None
         if prune and p4_index_order_reaches_bound(meta, lower):
             return None
         candidates = orders(n)[1:] if state.all_orders else ()
@@ -387,8 +395,8 @@ def verified(plan: GroupPlan, data: Sequence[JobData], ctx: Context) -> GroupPla
             jobs=members,
             rollout_node_ids=tuple(range(plan.rollout_nodes)),
             train_node_ids=tuple(range(plan.train_nodes)),
-            pools=pools_from_hardware(ctx.hw, first.rollout_gpu_type, first.train_gpu_type),
-            node_capacity=node_capacity_from_hardware(ctx.hw),
+            pools=ctx.pools(first.rollout_gpu_type, first.train_gpu_type),
+            node_capacity=ctx.node_capacity,
             order=plan.order,
         )
     except ValueError:
