@@ -47,11 +47,11 @@ from rollmux.cli import main
 digest, probe = hashlib.sha256(), {"highs_cpu_s": 0.0, "solves": 0}
 solve = partition.solve_set_partitioning
 
-def timed_solve(n, subsets, costs, deadline):
+def timed_solve(n, subsets, costs, deadline, *args, **kwargs):
     digest.update(repr((n, tuple(subsets), tuple(costs))).encode())
     start = time.process_time()
     try:
-        return solve(n, subsets, costs, deadline)
+        return solve(n, subsets, costs, deadline, *args, **kwargs)
     finally:
         probe["highs_cpu_s"] += time.process_time() - start
         probe["solves"] += 1
