@@ -35,6 +35,12 @@ reproduce: $(VENV)/.installed  ## run the pipeline (CONFIG=config/paper.yaml for
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 	$(BIN)/snakemake --configfile $(CONFIG) --report figures/report.html
 
+# Python caches bytecode (__pycache__, git-ignored) during the tests even where
+# PYTHONDONTWRITEBYTECODE is set: otherwise every xdist worker and every subprocess of the
+# tests (Snakemake and its jobs, the CLI, the scripts) compiles rollmux again and pytest
+# rewrites every test module again in each worker (collection: 7.8-9.3 s of CPU per pytest
+# process without the caches, 4.1-4.2 s with them).
+test: export PYTHONDONTWRITEBYTECODE :=
 test: $(VENV)/.installed-test  ## ruff + mypy + pytest on every core (Hypothesis included)
 	$(BIN)/ruff check .
 	$(BIN)/mypy src
