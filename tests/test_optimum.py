@@ -678,6 +678,9 @@ def test_overlapping_cover_becomes_a_feasible_partition(jobs: list[RLJob], extra
         reduced = optimal_partition(jobs, HW)
     check_partition(reduced, jobs)
     assert reduced.cost_usd_per_h >= exact.cost_usd_per_h * (1 - 1e-9)
+    position = {job.job_id: k for k, job in enumerate(jobs)}
+    firsts = [position[g.job_ids[0]] for g in reduced.groups]
+    assert firsts == sorted(firsts)  # groups in their first job's order, as documented
 
 
 @profile_examples(0.2)

@@ -314,7 +314,7 @@ def optimal_partition(
     chosen, status, solved = answer
     if timed_out:
         status += "; column enumeration hit the time limit: not proven optimal"
-    groups = []
+    groups: list[tuple[int, GroupPlan]] = []  # (first job's position, plan)
     covered = 0
     for c in sorted(chosen, key=lambda c: columns[c][0]):
         subset, kept = columns[c]
@@ -335,10 +335,12 @@ def optimal_partition(
         elif kept is None:
             members = [data[i] for i in subset]
             kept = _research(cache, uids, members, subset, costs[c], ctx, all_orders, full_space)
-        groups.append(kept)
+        groups.append((rest[0], kept))
+    # A reduced group's first job may come after the next column's (its own was covered).
+    plans = tuple(plan for _, plan in sorted(groups, key=lambda g: g[0]))
     return Partition(
-        groups=tuple(groups),
-        cost_usd_per_h=sum(g.cost_usd_per_h for g in groups),
+        groups=plans,
+        cost_usd_per_h=sum(g.cost_usd_per_h for g in plans),
         solver=status,
         seconds=time.perf_counter() - start,
         n_columns=len(columns),
@@ -389,8 +391,8 @@ def solve_set_partitioning(
     (rule P8 of the full search space): then every cover turns into a partition of no
     greater cost by dropping each job's repeats, so the least cover costs what the least
     partition does, and HiGHS proves it about 1.3x faster (its presolve drops columns
-    dominated in a covering problem; benchmarks/RESULTS-optimum.md). The caller makes
-    the partition.
+    dominated in a covering problem; docs/optimum.md, section 2). The caller makes the
+    partition.
     """
     # scipy.optimize takes about 0.4 s to import: only policies that solve pay it.
     from scipy import sparse
