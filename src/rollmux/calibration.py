@@ -32,6 +32,7 @@ __all__ = [
     "calibration_table",
     "doc_tables",
     "fill_doc",
+    "reference_job",
     "to_markdown",
 ]
 
@@ -66,15 +67,20 @@ class Anchor:
     calibrated_with: str = ""
 
 
-def _job(size_b: float, max_tokens: int = 8192, gpus: int = 8, **kw: object) -> RLJob:
-    """A reference job with ``gpus`` rollout and ``gpus`` training GPUs."""
+def reference_job(
+    size_b: float, gpus: int = 8, max_tokens: int = 8192, **fields: object
+) -> RLJob:
+    """A job of ``size_b`` billion parameters on ``gpus`` H20 + ``gpus`` H800 GPUs.
+
+    Single-turn unless ``fields`` say otherwise (any other :class:`RLJob` field).
+    """
     return RLJob(
-        job_id=f"ref-{size_b:g}b",
+        job_id=f"ref-{size_b:g}b-{gpus}",
         model_size_b=size_b,
         max_response_tokens=max_tokens,
         rollout_gpus=gpus,
         train_gpus=gpus,
-        **kw,  # type: ignore[arg-type]
+        **fields,  # type: ignore[arg-type]
     )
 
 
@@ -82,7 +88,7 @@ def _max_cold_s(hw: Hardware) -> float:
     """Largest cold switch over single-node 3B-32B jobs and both phases."""
     out = 0.0
     for size in _SIZES_B:
-        sw = switch_times(_job(size), hw)
+        sw = switch_times(reference_job(size), hw)
         out = max(out, sw.rollout_cold_s, sw.train_cold_s)
     return out
 
@@ -91,7 +97,7 @@ def _max_warm_speedup(hw: Hardware) -> float:
     """Largest cold/warm switch ratio over single-node 3B-32B jobs and both phases."""
     out = 0.0
     for size in _SIZES_B:
-        sw = switch_times(_job(size), hw)
+        sw = switch_times(reference_job(size), hw)
         out = max(out, sw.rollout_cold_s / sw.rollout_warm_s, sw.train_cold_s / sw.train_warm_s)
     return out
 
@@ -100,7 +106,7 @@ def _sync_speedup(size_b: float, gpus: int) -> Callable[[Hardware], float]:
     """Flat over topology-aware sync time for a job with ``gpus`` -> ``gpus`` GPUs."""
 
     def compute(hw: Hardware) -> float:
-        sync = sync_times(_job(size_b, gpus=gpus), hw)
+        sync = sync_times(reference_job(size_b, gpus), hw)
         return sync.flat_s / sync.topology_s
 
     return compute
@@ -108,7 +114,7 @@ def _sync_speedup(size_b: float, gpus: int) -> Callable[[Hardware], float]:
 
 def _multi_turn_ratio(hw: Hardware) -> float:
     """Rollout over training time of a 4-turn agentic 7B job (8k max tokens)."""
-    pt = phase_times(_job(7.0, 8192, turns=4), hw)
+    pt = phase_times(reference_job(7.0, turns=4), hw)
     return pt.rollout_s / pt.train_s
 
 
@@ -117,7 +123,7 @@ def _phase_extreme(hw: Hardware, pick: Callable[[list[float]], float]) -> float:
     durations: list[float] = []
     for size in _SIZES_B:
         for max_tokens in _MAX_TOKENS:
-            pt = phase_times(_job(size, max_tokens), hw)
+            pt = phase_times(reference_job(size, max_tokens=max_tokens), hw)
             durations += [pt.rollout_s, pt.train_s]
     return pick(durations)
 
@@ -126,7 +132,7 @@ def _resident_jobs(size_b: float, host_mem_gb: float) -> Callable[[Hardware], fl
     """How many copies of a single-node job's training state fit one node's DRAM."""
 
     def compute(hw: Hardware) -> float:
-        return float(math.floor(host_mem_gb / train_mem_gb_per_node(_job(size_b), hw)))
+        return float(math.floor(host_mem_gb / train_mem_gb_per_node(reference_job(size_b), hw)))
 
     return compute
 
@@ -135,7 +141,7 @@ def _mem_range(hw: Hardware, pick: Callable[[list[float]], float]) -> float:
     """Smallest or largest per-node state (rollout and training) over 7B-32B jobs."""
     values: list[float] = []
     for size in (7.0, 14.0, 32.0):
-        job = _job(size)
+        job = reference_job(size)
         values += [rollout_mem_gb_per_node(job, hw), train_mem_gb_per_node(job, hw)]
     return pick(values)
 
@@ -145,7 +151,7 @@ def _mem_70b_over_32b(kind: str) -> Callable[[Hardware], float]:
     per_node = rollout_mem_gb_per_node if kind == "rollout" else train_mem_gb_per_node
 
     def compute(hw: Hardware) -> float:
-        return per_node(_job(70.0, gpus=32), hw) / per_node(_job(32.0), hw)
+        return per_node(reference_job(70.0, 32), hw) / per_node(reference_job(32.0), hw)
 
     return compute
 
@@ -159,7 +165,7 @@ def _summary_switch(kind: str) -> Callable[[Hardware], float]:
     """Warm or cold switch of a 14B single-node job (slower phase)."""
 
     def compute(hw: Hardware) -> float:
-        pt = phase_times(_job(14.0), hw)
+        pt = phase_times(reference_job(14.0), hw)
         return pt.warm_switch_s if kind == "warm" else pt.cold_switch_s
 
     return compute

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from rollmux.calibration import reference_job
 from rollmux.experiments.metrics import metric_unit, metrics_frame
 from rollmux.hardware import GB, Hardware, load_hardware
 
 if TYPE_CHECKING:  # the model modules load scipy; import them where they are used, so
     # that the figure scripts (which only draw) start fast
     from rollmux.group import CoExecutionGroup
-    from rollmux.jobs import RLJob
 
 __all__ = [
     "THEOREM1_IN_SCOPE",
@@ -52,18 +52,6 @@ THEOREM1_IN_SCOPE: tuple[str, ...] = (
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def reference_job(size_b: float, gpus: int = 8, max_tokens: int = 8192) -> RLJob:
-    """A single-turn job of ``size_b`` billion parameters on ``gpus`` H20 + ``gpus`` H800."""
-    from rollmux.jobs import RLJob
-    return RLJob(
-        job_id=f"ref-{size_b:g}b-{gpus}",
-        model_size_b=size_b,
-        max_response_tokens=max_tokens,
-        rollout_gpus=gpus,
-        train_gpus=gpus,
-    )
 
 
 def _nodes_needed(gpus: int, hw: Hardware) -> int:
