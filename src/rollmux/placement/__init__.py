@@ -21,6 +21,7 @@ from rollmux.placement.base import (
 from rollmux.placement.registry import (
     ENTRY_POINT_GROUP,
     PluginError,
+    builtin_policy_names,
     clear_registry,
     get_policy,
     policy_class,
@@ -58,6 +59,7 @@ __all__ = [
     "Regrouping",
     "Strategy",
     "apply",
+    "builtin_policy_names",
     "clear_registry",
     "empty_snapshot",
     "get_policy",
