@@ -10,7 +10,7 @@ import pytest
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
 from rollmux.memo import Memo, clear_all, memoised, memos
-from rollmux.placement.base import job_profile
+from rollmux.model import resolve
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rollmux"
 
@@ -18,10 +18,10 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "rollmux"
 def test_equal_hardware_shares_entries_and_an_override_does_not() -> None:
     """Job profiles are keyed by the hardware's value, not its identity."""
     job = RLJob(job_id="a", model_size_b=7, max_response_tokens=8192)
-    first = job_profile(job, load_hardware())
-    assert job_profile(job, load_hardware()) is first  # equal hardware, loaded twice
+    first = resolve(job, load_hardware())
+    assert resolve(job, load_hardware()) is first  # equal hardware, loaded twice
     slower = load_hardware(overrides={"perf.train_mfu": 0.2})
-    assert job_profile(job, slower).times.train_s > first.times.train_s
+    assert resolve(job, slower).times.train_s > first.times.train_s
 
 
 def test_a_full_memo_empties_before_taking_more() -> None:

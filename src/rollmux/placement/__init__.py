@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from rollmux.placement.base import (
     Decision,
-    JobProfile,
     NewNode,
     Placement,
     PlacementPolicy,
     Regrouping,
     Strategy,
-    job_profile,
 )
 from rollmux.placement.registry import (
     ENTRY_POINT_GROUP,
@@ -48,7 +46,6 @@ __all__ = [
     "Decision",
     "GroupKind",
     "GroupState",
-    "JobProfile",
     "NewNode",
     "NodeState",
     "PlacedJob",
@@ -63,7 +60,6 @@ __all__ = [
     "clear_registry",
     "empty_snapshot",
     "get_policy",
-    "job_profile",
     "policy_class",
     "policy_names",
     "policy_options",

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from rollmux.jobs import RLJob
-from rollmux.phasetimes import PhaseTimes
+from rollmux.model.resolved import ResolvedJob
 
 __all__ = [
     "Decision",
     "GroupKind",
-    "JobProfile",
     "NewNode",
     "Placement",
     "Pool",
@@ -43,7 +42,6 @@ class GroupKind(StrEnum):
     COLOCATED = "colocated"  # one job, every phase on its own training nodes (veRL)
 
 
-
 class Strategy(StrEnum):
     """How a job was admitted (the paper's admission mix uses the first three)."""
 
@@ -62,17 +60,6 @@ class NewNode:
     node_id: str
     pool: Pool
     gpu_type: str
-
-
-@dataclass(frozen=True, slots=True)
-class JobProfile:
-    """What placement needs of a job: phase times, nodes per pool, host memory per node."""
-
-    times: PhaseTimes
-    rollout_nodes: int
-    train_nodes: int
-    rollout_mem_gb: float
-    train_mem_gb: float
 
 
 @dataclass(frozen=True)
@@ -94,7 +81,7 @@ class Placement:
     marginal_cost_usd_per_h: float = 0.0
     new_group: bool = False
     group_kind: GroupKind = GroupKind.SHARED
-    profile: JobProfile | None = None
+    profile: ResolvedJob | None = None
     meta_iteration_s: float = math.nan
     node_orders: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     reason: str = ""

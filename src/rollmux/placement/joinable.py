@@ -24,7 +24,8 @@ from typing import Literal, TypeVar
 from rollmux.group import CoExecutionGroup, GroupMetrics, GroupStatus
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
-from rollmux.placement.base import JobProfile, feasible_nodes, group_model
+from rollmux.model import ResolvedJob
+from rollmux.placement.base import feasible_nodes, group_model
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState
 
 __all__ = [
@@ -127,7 +128,7 @@ class Candidate:
 
 def joinable_groups(
     job: RLJob,
-    profile: JobProfile,
+    profile: ResolvedJob,
     snapshot: ClusterSnapshot,
     *,
     max_group_size: int,

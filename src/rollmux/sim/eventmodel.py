@@ -27,7 +27,6 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from rollmux.phases import (
@@ -42,9 +41,10 @@ from rollmux.phases import (
     tail_gpus_per_node,
 )
 from rollmux.sim.analytic import InFlight, JobRuntime
+from rollmux.sim.phaserows import PHASE_FIELDS, PhaseRows
 from rollmux.sim.phasesink import PhaseSink
 from rollmux.sim.progress import PhaseDraws
-from rollmux.sim.records import PHASE_CODES, PHASE_RECORD_COLUMNS, POOL_CODES
+from rollmux.sim.records import PHASE_CODES, POOL_CODES
 
 __all__ = ["DeadlockError", "EventModel"]
 
@@ -61,18 +61,9 @@ _OUT, _WANTS_ROLLOUT, _WANTS_TRAIN, _ROLLING, _TRAINING = -1, 0, 1, 2, 3
 
 _ROLLOUT_POOL, _TRAIN_POOL = POOL_CODES["rollout"], POOL_CODES["train"]
 
-# The hot loop buffers five numbers per released phase in a flat list (its layout id,
-# iteration, start, end and work); every _BATCH_ROWS phases are expanded into one row
-# per node (the layout gives job, phase, pool, nodes and GPUs) and packed into a block of
-# _BLOCK_ROWS rows (about 40 MB). Blocks that large are memory-mapped by malloc, so the
-# memory of each block goes back to the system when the final table has copied it.
+# The hot loop buffers the released phases (rollmux.sim.phaserows) and flushes them every
+# _BATCH_ROWS phases.
 _BATCH_ROWS = 1 << 16
-_PHASE_FIELDS = 5  # numbers buffered per released phase
-_BLOCK_ROWS = 1 << 20
-_PHASE_DTYPE = np.dtype([
-    ("job", "<i4"), ("phase", "i1"), ("iteration", "<i4"), ("node", "<i4"), ("pool", "i1"),
-    ("start_s", "<f8"), ("end_s", "<f8"), ("work_s", "<f8"), ("gpus", "<i2"),
-])
 
 
 class _Node:
@@ -270,19 +261,12 @@ class EventModel:
         self.record_phases = record_phases
         self.jobs: list[_Job] = [_Job(i) for i in range(n_jobs)]
         self.nodes: dict[int, _Node] = {}
-        # Flat: layout id, iteration, start, end, work of each released phase in turn.
-        # (Extending by a short-lived tuple keeps no tuple alive: cheaper to build, to
-        # convert and to free, and no work for the cyclic garbage collector.)
-        self.rows: list[float] = []
-        # Phase layouts, one per phase kind of each admission (see _layout): job, phase
-        # code, pool code, number of nodes, offset into the flat node/GPU lists; and
-        # their numpy copies for _flush (rebuilt when layouts were added since).
-        self.lay_cols: tuple[list[int], ...] = ([], [], [], [], [])
-        self.lay_nodes: list[int] = []
-        self.lay_gpus: list[int] = []
-        self.lay_np: tuple[np.ndarray, ...] = ()
-        self.chunks: list[np.ndarray] = []
-        self.block_used = 0
+        # Released phases, buffered flat and packed into blocks of rows (or streamed to
+        # the sink); the hot path extends ``rows`` and flushes it (rollmux.sim.phaserows).
+        self.out = PhaseRows(sink)
+        self.rows = self.out.rows
+        self._layout = self.out.layout
+        self._flush = self.out.flush
         self._build_hot_path()
 
     # ------------------------------------------------------------------ membership
@@ -527,25 +511,6 @@ class EventModel:
 
     # ------------------------------------------------------------------ internals
 
-    def _layout(self, i: int, phase: int, pool: int, nodes: Sequence[int],
-                gpus: Sequence[int]) -> int:
-        """Register the rows a phase of job ``i`` on ``nodes`` writes; returns its id.
-
-        A released phase is buffered as its layout id plus its own times; _flush turns
-        it into one row per node, in the order of ``nodes``.
-        """
-        if len(nodes) != len(gpus):
-            raise ValueError("one GPU count per node expected")
-        jobs, phases, pools, counts, offsets = self.lay_cols
-        jobs.append(i)
-        phases.append(phase)
-        pools.append(pool)
-        counts.append(len(nodes))
-        offsets.append(len(self.lay_nodes))
-        self.lay_nodes.extend(nodes)
-        self.lay_gpus.extend(gpus)
-        return len(jobs) - 1
-
     def _push(self, t: float, kind: int, job: _Job) -> None:
         """Schedule an event of ``job`` (stale once the job's epoch changes)."""
         heapq.heappush(self.heap, (t, kind, next(self.counter), job, job.epoch))
@@ -581,7 +546,7 @@ class EventModel:
         """
         heap, rows = self.heap, self.rows
         put = rows.extend
-        batch_len = _BATCH_ROWS * _PHASE_FIELDS
+        batch_len = _BATCH_ROWS * PHASE_FIELDS
         counter = self.counter
         push = heapq.heappush
         record = self.record_phases
@@ -714,64 +679,6 @@ class EventModel:
         self._try = try_
         self._release = release
 
-    def _flush(self) -> None:
-        """Expand the buffered phases into rows; pack them into the current block.
-
-        Each buffered phase becomes one row per node of its layout, in the layout's node
-        order, so the rows are those the loop would have written one by one. Iterations
-        and layout ids are far below 2**53, so the float64 batch holds them exactly.
-        """
-        rows = self.rows
-        if not rows:
-            return
-        batch = np.fromiter(rows, dtype=np.float64, count=len(rows))
-        batch = batch.reshape(-1, _PHASE_FIELDS)
-        rows.clear()
-        jobs, phases, pools, counts, offsets = self.lay_cols
-        if not self.lay_np or len(self.lay_np[0]) != len(jobs):
-            self.lay_np = (
-                np.array(jobs, dtype=_PHASE_DTYPE["job"]),
-                np.array(phases, dtype=_PHASE_DTYPE["phase"]),
-                np.array(pools, dtype=_PHASE_DTYPE["pool"]),
-                np.array(counts, dtype=np.intp),
-                np.array(offsets, dtype=np.intp),
-                np.array(self.lay_nodes, dtype=_PHASE_DTYPE["node"]),
-                np.array(self.lay_gpus, dtype=_PHASE_DTYPE["gpus"]),
-            )
-        l_job, l_phase, l_pool, l_count, l_off, l_nodes, l_gpus = self.lay_np
-        lid = batch[:, 0].astype(np.intp)
-        n_rows = l_count[lid]
-        # The phase of each row, and the row's node: its layout's offset plus its rank
-        # among the phase's rows.
-        of_row = np.repeat(np.arange(len(lid)), n_rows)
-        first = np.cumsum(n_rows) - n_rows
-        at = l_off[lid][of_row] + (np.arange(len(of_row)) - first[of_row])
-        lid = lid[of_row]
-        flat = np.empty(len(of_row), dtype=_PHASE_DTYPE)
-        flat["job"] = l_job[lid]
-        flat["phase"] = l_phase[lid]
-        flat["iteration"] = batch[of_row, 1].astype(_PHASE_DTYPE["iteration"])
-        flat["node"] = l_nodes[at]
-        flat["pool"] = l_pool[lid]
-        flat["start_s"] = batch[of_row, 2]
-        flat["end_s"] = batch[of_row, 3]
-        flat["work_s"] = batch[of_row, 4]
-        flat["gpus"] = l_gpus[at]
-        del batch
-        if self.sink is not None:
-            self.sink.write(flat)
-            return
-        done = 0
-        while done < len(flat):
-            if not self.chunks or self.block_used == len(self.chunks[-1]):
-                self.chunks.append(np.empty(_BLOCK_ROWS, dtype=_PHASE_DTYPE))
-                self.block_used = 0
-            block = self.chunks[-1]
-            take = min(len(flat) - done, len(block) - self.block_used)
-            block[self.block_used:self.block_used + take] = flat[done:done + take]
-            self.block_used += take
-            done += take
-
     # ------------------------------------------------------------------ the loop
 
     def run_until(self, t_limit: float) -> list[tuple[int, float]]:
@@ -792,7 +699,7 @@ class EventModel:
         record = self.record_phases
         rows = self.rows
         put = rows.extend
-        batch_len = _BATCH_ROWS * _PHASE_FIELDS
+        batch_len = _BATCH_ROWS * PHASE_FIELDS
         count = 0
         try:
             while heap:
@@ -889,24 +796,7 @@ class EventModel:
     def phase_table(self) -> pd.DataFrame:
         """The per-phase table (columns :data:`PHASE_RECORD_COLUMNS`), rows in order of release.
 
-        Chunks are copied column by column into preallocated arrays and dropped as they
-        go, so the peak memory is one table plus one chunk. With a sink, the last rows
-        go to it and the table is empty.
+        With a sink, the last rows go to it and the table is empty
+        (:meth:`rollmux.sim.phaserows.PhaseRows.table`).
         """
-        self._flush()
-        chunks = self.chunks
-        if chunks:
-            chunks[-1] = chunks[-1][:self.block_used]
-        self.chunks = []
-        self.block_used = 0
-        total = sum(len(c) for c in chunks)
-        columns = {name: np.empty(total, dtype=_PHASE_DTYPE[name]) for name in PHASE_RECORD_COLUMNS}
-        at = 0
-        chunks.reverse()
-        while chunks:
-            chunk = chunks.pop()
-            for name in PHASE_RECORD_COLUMNS:
-                columns[name][at:at + len(chunk)] = chunk[name]
-            at += len(chunk)
-            del chunk
-        return pd.DataFrame(columns, columns=list(PHASE_RECORD_COLUMNS), copy=False)
+        return self.out.table()
