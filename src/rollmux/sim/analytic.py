@@ -26,7 +26,7 @@ import pandas as pd
 
 from rollmux.hardware import Hardware
 from rollmux.model.group import cycle, member_phases_s
-from rollmux.phases import DeadlockError
+from rollmux.phases import DeadlockError, switch_paid, switch_s
 from rollmux.phasetimes import PhaseTimes
 from rollmux.sim.records import PHASE_RECORD_COLUMNS
 
@@ -229,7 +229,8 @@ class AnalyticModel:
         pause = ready_s - t
         if not resident:
             # First phase on each pool reloads state from disk: a cold switch each.
-            pause += 2.0 * rt.times.cold_switch_s
+            pause += 2.0 * switch_s(switch_paid(True, rt.colocated, False),
+                                    rt.times.warm_switch_s, rt.times.cold_switch_s)
         self.ready_s[i] = t + max(0.0, pause)
         self.busy.setdefault(i, [0.0, 0.0])
         self.finished.discard(i)
