@@ -89,3 +89,15 @@ def test_no_process_wide_cache_outside_the_helper() -> None:
                     and isinstance(value, ast.Dict | ast.Call)):
                 offenders.append(f"{path.name}:{node.lineno} {target.id}")
     assert offenders == []
+
+
+def test_no_cache_keyed_on_object_identity() -> None:
+    """No module of rollmux calls id(): a cache keys on values (or a group id), never on
+    an object's identity, which a later object can reuse."""
+    calls = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "id"):
+                calls.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert calls == []
