@@ -264,6 +264,10 @@ def template_curves(
     reach = parse_reach(drift_reach)
     if isinstance(model_sizes_b, str) or not model_sizes_b:
         raise ValueError(f"model_sizes_b must be a non-empty list, got {model_sizes_b!r}")
+    if hw is None:
+        from rollmux.hardware import load_hardware
+
+        hw = load_hardware()
     jobs = load_trace(trace, hw)
     frames = []
     for size in model_sizes_b:

@@ -706,7 +706,7 @@ def simulate_woven(
         raise ValueError(f"order = {order!r}: expected a permutation of 0..{n - 1}")
     schedule = build_schedule(tables.node_s[0].tolist(), tables.train_s[0].tolist(), r_pins,
                               t_pins, round_robin_node_orders(r_pins, t_pins, perm))
-    records = simulate(schedule, iters, "static", rollout_s=tables.node_s.tolist(),
+    records = simulate(schedule, iters, rollout_s=tables.node_s.tolist(),
                        train_s=tables.train_s.tolist(), tail_s=tables.tail_s.tolist(),
                        tail_gpus=tables.tail_gpus.tolist(), gpus_per_node=int(gpus_per_node))
     frame = to_frame(records)
