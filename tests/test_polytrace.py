@@ -207,3 +207,67 @@ def test_shipped_dapo_folder_recomputes() -> None:
         raw = [n for line in handle for n in json.loads(line)["output"]]
     assert table.iloc[0]["mean"] == pytest.approx(np.mean(raw))
     assert table.iloc[0]["max"] == max(raw)
+
+
+def source_folder(tmp_path: Path, fraction: float, cap: int = 1000) -> Path:
+    """A packed workload whose every response is ``fraction`` of a known cap."""
+    folder = tmp_path / f"run-{fraction}"
+    n = max(1, int(round(fraction * cap)))
+    for step in range(3):
+        write_jsonl(folder / f"packed_lengths_step_{step}.jsonl.gz",
+                    packed(step, [[n] * 8 for _ in range(16)]))
+    return folder
+
+
+def test_sampler_with_real_lengths_reaches_the_worst_case_only_at_the_cap(
+        tmp_path: Path) -> None:
+    """Responses all at the cap give the worst-case rollout; short ones far less; the worst
+    case (what planning uses) never moves; draws are deterministic for a seed."""
+    from rollmux.hardware import load_hardware
+    from rollmux.sim.lengths import LengthSource
+    from rollmux.sim.stochastic import PhaseSampler
+    from rollmux.traces.loader import load_trace
+
+    hw = load_hardware()
+    job = load_trace(Path(__file__).resolve().parents[1] / "traces" / "microbench.csv",
+                     hw)[0]
+    plain = PhaseSampler(job, hw, root_seed=3)
+    full = LengthSource(polytrace.read_lengths(source_folder(tmp_path, 1.0), cap=1000))
+    short = LengthSource(polytrace.read_lengths(source_folder(tmp_path, 0.05), cap=1000))
+    at_cap = PhaseSampler(job, hw, root_seed=3, lengths=full).arrays(20)
+    brief = PhaseSampler(job, hw, root_seed=3, lengths=short)
+    worst = plain.worst_case()
+    assert np.allclose(at_cap["longest_tokens"], plain.worst_case().longest_tokens)
+    assert at_cap["rollout_s"].max() == pytest.approx(worst.rollout_s, rel=0.02)
+    assert brief.arrays(20)["rollout_s"].mean() < 0.5 * plain.arrays(20)["rollout_s"].mean()
+    assert brief.worst_case() == worst
+    again = PhaseSampler(job, hw, root_seed=3, lengths=short).arrays(20)
+    assert all(np.array_equal(again[k], v) for k, v in brief.arrays(20).items())
+    # One draw at a time equals the vectorised pass (the step stream is by iteration).
+    assert brief.sample(7).rollout_s == pytest.approx(float(again["rollout_s"][7]))
+
+
+def test_workload_rule_sends_multiturn_jobs_to_multiturn_runs(tmp_path: Path) -> None:
+    """Jobs with several turns draw from multi-turn workloads, single-turn from packed."""
+    from rollmux.sim.lengths import LengthSource
+
+    write_jsonl(tmp_path / "a" / "packed_lengths_step_0.jsonl.gz", packed(0, [[5, 6]]))
+    write_jsonl(tmp_path / "b" / "multiturn_workload_step_0.jsonl.gz", [trajectory(0, 9)])
+    source = LengthSource.read(tmp_path)
+    for i in range(20):
+        assert source.for_job(f"j{i}", 3, 0, 100.0).workload == "b"
+        assert source.for_job(f"j{i}", 1, 0, 100.0).workload == "a"
+
+
+def test_simulate_with_lengths_records_them(tmp_path: Path) -> None:
+    """`simulate --lengths` writes its folder under lengths=<name> and names the workloads."""
+    folder = source_folder(tmp_path, 0.2)
+    out = tmp_path / "out"
+    trace = Path(__file__).resolve().parents[1] / "traces" / "microbench.csv"
+    argv = ["simulate", "--trace", str(trace), "--policy", "solo-d", "--quiet",
+            "--lengths", str(folder), "--out", str(out)]
+    assert main(argv) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["lengths"] == str(folder)
+    assert config["lengths_workloads"][0]["steps"] == 3
+    assert main([*argv[:-2], "--deterministic", "--out", str(tmp_path / "o2")]) == 2
