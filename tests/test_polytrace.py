@@ -212,7 +212,7 @@ def test_shipped_dapo_folder_recomputes() -> None:
 def source_folder(tmp_path: Path, fraction: float, cap: int = 1000) -> Path:
     """A packed workload whose every response is ``fraction`` of a known cap."""
     folder = tmp_path / f"run-{fraction}"
-    n = max(1, int(round(fraction * cap)))
+    n = max(1, round(fraction * cap))
     for step in range(3):
         write_jsonl(folder / f"packed_lengths_step_{step}.jsonl.gz",
                     packed(step, [[n] * 8 for _ in range(16)]))

@@ -142,7 +142,8 @@ def spec_from_args(args: argparse.Namespace) -> ReplaySpec:
         sync=args.sync,
         regroup_interval_h=args.regroup_interval_h,
         record_phases=not args.no_phases,
-        lengths=None if args.lengths is None else str(args.lengths),
+        lengths=(None if getattr(args, "lengths", None) is None  # older callers' namespaces
+                 else str(args.lengths)),
     )
 
 
