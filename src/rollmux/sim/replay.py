@@ -281,6 +281,9 @@ class ReplaySpec:
             # Beside the drift segment, not after seed=: a folder is replaced whole, so no
             # replay's folder may nest inside another's.
             parts.insert(4, f"drift_reach={self.drift_reach}")
+        if self.lengths is not None:  # before policy=, for the same reason
+            parts.insert(parts.index(f"policy={k['policy']}"),
+                         f"lengths={Path(self.lengths).name}")
         if self.fidelity != "event":
             parts.append(f"fidelity={self.fidelity}")
         if not self.stochastic:
@@ -293,8 +296,6 @@ class ReplaySpec:
             parts.append(f"regroup={_label(self.regroup_interval_h)}h")
         if self.failures is not None:
             parts.append(f"failures={Path(self.failures).stem}")
-        if self.lengths is not None:
-            parts.append(f"lengths={Path(self.lengths).name}")
         return Path(*parts)
 
     # ------------------------------------------------------------------ resolution
