@@ -23,6 +23,7 @@ Definitions: docs/findings.md section 5; the factors' sources in :data:`FACTORS`
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -141,7 +142,7 @@ def burst_to_peak(jobs: Sequence[Any], hw: Any, target: float, window_h: float =
     before = peak(1.0)
     factors = np.linspace(1.0, 0.0, grid + 1)
     chosen = 0.0
-    for hi, lo in zip(factors[:-1], factors[1:], strict=True):
+    for hi, lo in itertools.pairwise(factors):
         if peak(float(lo)) >= target:
             # The boundary lies in (lo, hi]: bisect for the largest factor that reaches it.
             good, bad = float(lo), float(hi)
