@@ -19,26 +19,29 @@ GAP_BURST_TRACE = f"{GAP_TRACE}-burst"
 GAP_TARGET_PEAK = _PAPER_TARGETS["production"]["peak_rollout_gpus_solo"]
 
 
-def gap_runs(trace, lengths=""):
-    """The production replays (policies, seeds, settings) on ``trace`` with ``lengths``."""
-    return tuple(_gap_dc.replace(k, trace=trace, lengths=lengths) for k in SIM_PLAN.production)
-
-
+# The production replays (policies, seeds, settings) on a trace with a lengths folder.
+GAP_RUNS = {
+    (trace, lengths): tuple(
+        _gap_dc.replace(k, trace=trace, lengths=lengths) for k in SIM_PLAN.production
+    )
+    for trace in (GAP_TRACE, GAP_BURST_TRACE)
+    for lengths in ("", LENGTHS_PATH)
+}
 GAP_FACTOR = {f.name: f for f in GAP_FACTORS}
 GAP_STEPS = [
     {"step": "0", "setup": "as shipped", "factor": "", "source": "",
-     "runs": gap_runs(GAP_TRACE)},
+     "runs": GAP_RUNS[GAP_TRACE, ""]},
     {"step": "1", "setup": "+ burst", "factor": GAP_FACTOR["burst"].change,
-     "source": GAP_FACTOR["burst"].source, "runs": gap_runs(GAP_BURST_TRACE)},
+     "source": GAP_FACTOR["burst"].source, "runs": GAP_RUNS[GAP_BURST_TRACE, ""]},
 ]
 if LENGTHS_PATH:
     GAP_STEPS.append(
         {"step": "2", "setup": "+ burst + lengths", "factor": GAP_FACTOR["lengths"].change,
          "source": GAP_FACTOR["lengths"].source,
-         "runs": gap_runs(GAP_BURST_TRACE, LENGTHS_PATH)})
+         "runs": GAP_RUNS[GAP_BURST_TRACE, LENGTHS_PATH]})
     GAP_STEPS.append(
         {"step": "lengths alone", "setup": "+ lengths", "factor": GAP_FACTOR["lengths"].change,
-         "source": GAP_FACTOR["lengths"].source, "runs": gap_runs(GAP_TRACE, LENGTHS_PATH)})
+         "source": GAP_FACTOR["lengths"].source, "runs": GAP_RUNS[GAP_TRACE, LENGTHS_PATH]})
 
 
 rule gap_burst_trace:
@@ -109,10 +112,10 @@ if LENGTHS_PATH:
         conda:
             ENV
         input:
-            lognormal=run_files(gap_runs(GAP_TRACE), "summary.json"),
-            lengths=run_files(gap_runs(GAP_TRACE, LENGTHS_PATH), "summary.json"),
-            timeseries=run_files(gap_runs(GAP_TRACE), "timeseries.csv")
-            + run_files(gap_runs(GAP_TRACE, LENGTHS_PATH), "timeseries.csv"),
+            lognormal=run_files(GAP_RUNS[GAP_TRACE, ""], "summary.json"),
+            lengths=run_files(GAP_RUNS[GAP_TRACE, LENGTHS_PATH], "summary.json"),
+            timeseries=run_files(GAP_RUNS[GAP_TRACE, ""], "timeseries.csv")
+            + run_files(GAP_RUNS[GAP_TRACE, LENGTHS_PATH], "timeseries.csv"),
             ledger="src/rollmux/data/claims.csv",
             tolerances="src/rollmux/data/claims_tolerances.yaml",
         output:
