@@ -49,19 +49,22 @@ def steady_switch_s(times: PhaseTimes, *, shared: bool, colocated: bool = False)
 
 
 def member_phases_s(times: PhaseTimes, sync_s: float, *, rollout_shared: bool,
-                    train_shared: bool, colocated: bool = False,
-                    coloc_ratio: float = 1.0) -> tuple[float, float]:
+                    train_shared: bool, colocated: bool = False, coloc_ratio: float = 1.0,
+                    handover_s: float = 0.0) -> tuple[float, float]:
     """A member's effective (rollout, training) durations at the steady state.
 
     ``times``: its phase times (expected or worst case in ``rollout_s``/``train_s``);
     ``sync_s``: the sync of the chosen mode; ``rollout_shared``/``train_shared``: one of
     its nodes of that pool hosts another job; ``coloc_ratio``: a co-located job's rollout
-    time on its training GPUs over that on its rollout GPUs.
+    time on its training GPUs over that on its rollout GPUs; ``handover_s``: what a
+    co-located phase pays on top when it hands its nodes over to or from another job of a
+    time slice (its state is snapshotted at its end as well as restored at its start).
     """
     if colocated:
         switch = steady_switch_s(times, shared=False, colocated=True)
-        return (rollout_work_s(switch, times.rollout_s * coloc_ratio),
-                training_occupancy_s(switch, times.train_s, 0.0))
+        snap = handover_s if train_shared else 0.0
+        return (rollout_work_s(switch, times.rollout_s * coloc_ratio) + snap,
+                training_occupancy_s(switch, times.train_s, 0.0) + snap)
     r_switch = steady_switch_s(times, shared=rollout_shared)
     t_switch = steady_switch_s(times, shared=train_shared)
     return (rollout_work_s(r_switch, times.rollout_s),

@@ -99,6 +99,7 @@ class PlacedJob:
     train_nodes: tuple[str, ...]
     resolved: ResolvedJob
     strategy: str = ""
+    staleness: int = 0
 
     @property
     def times(self) -> PhaseTimes:
@@ -397,6 +398,7 @@ def _apply_placement(snapshot: ClusterSnapshot, p: Placement) -> ClusterSnapshot
         train_nodes=p.train_nodes,
         resolved=p.profile,
         strategy=p.strategy.value,
+        staleness=p.staleness,
     )
     return replace(
         snapshot,

@@ -48,7 +48,10 @@ class JobRuntime:
     ``rollout_nodes``/``train_nodes`` are node serials (for a co-located job its rollout
     runs on its training nodes); ``sync_s`` the sync of the chosen mode; ``coloc_ratio``
     the factor turning its rollout time into rollout time on its training GPUs;
-    ``rollout_gpus_per_node``/``train_gpus_per_node`` the job's GPUs on each pinned node.
+    ``rollout_gpus_per_node``/``train_gpus_per_node`` the job's GPUs on each pinned node;
+    ``staleness`` how many iterations its rollout may run ahead of its training (0:
+    synchronous; docs/designs.md); ``handover_s`` the snapshot a co-located phase pays at
+    its end when its nodes host another job (a time-sliced hand-over, docs/designs.md).
     """
 
     index: int
@@ -63,6 +66,8 @@ class JobRuntime:
     train_gpus: int
     rollout_gpus_per_node: tuple[int, ...]
     train_gpus_per_node: tuple[int, ...]
+    staleness: int = 0
+    handover_s: float = 0.0
 
 
 class InFlight(NamedTuple):
@@ -121,7 +126,7 @@ def effective_phases_s(
         r, t = member_phases_s(
             m.times, m.sync_s, colocated=m.colocated, coloc_ratio=m.coloc_ratio,
             rollout_shared=any(n in shared for n in m.rollout_nodes),
-            train_shared=any(n in shared for n in m.train_nodes))
+            train_shared=any(n in shared for n in m.train_nodes), handover_s=m.handover_s)
         rollout.append(r)
         train.append(t)
     return rollout, train
@@ -172,8 +177,16 @@ def group_cycle(
         raise ValueError("members must hold at least one job")
     rollout, train = effective_phases_s(members, shared_nodes(members) if shared is None
                                         else shared)
-    if len(members) == 1 and members[0].colocated:
-        return rollout[0] + train[0], [1]
+    n = len(members)
+    if all(m.colocated for m in members):
+        if len({frozenset(m.train_nodes) for m in members}) > 1:
+            raise ValueError("co-located members of one group must hold the same nodes")
+        # veRL alone, or a time slice: every member holds the same nodes for both phases,
+        # one phase at a time (docs/designs.md), so a cycle serves every phase once.
+        return sum(rollout) + sum(train), [1] * n
+    if n == 1 and members[0].staleness > 0:
+        # Asynchronous: the rollout of the next iterations overlaps this training.
+        return max(rollout[0], train[0]), [1]
     return cycle(rollout, train, [m.rollout_nodes for m in members],
                  [m.train_nodes for m in members], node_orders)
 
