@@ -1,6 +1,6 @@
 """Exhaustive enumeration of a worst-case domain: its true maximum ratio, by branch and bound.
 
-A domain (:class:`rollmux.theorem1.worst_case.Domain`: a family, a group size, durations
+A domain (:class:`rollmux.theorem1.domain.Domain`: a family, a group size, durations
 ``1..D``) is decoded in bulk with numpy, one *structure* (anchor and pin codes) at a
 time, and reduced to its distinct instances up to relabelling: nodes are renumbered by
 first use, and in *star* families (one training node, each job on one rollout node:
@@ -59,7 +59,7 @@ class ExhaustiveResult:
 
 def n_genomes(domain: object) -> int:
     """Number of genomes (anchor, pin codes, durations) of ``domain``, before reduction."""
-    from rollmux.theorem1.worst_case import Domain
+    from rollmux.theorem1.domain import Domain
 
     assert isinstance(domain, Domain)
     n = domain.n_jobs
@@ -92,11 +92,11 @@ def _decode(domain: object, anchor: int, r_pins: Pins, t_pins: Pins,
             values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Durations (rows x jobs) of the genomes with these pins and ``values`` rows, vectorised.
 
-    The same arithmetic as :meth:`rollmux.theorem1.worst_case.Domain.decode` (and
+    The same arithmetic as :meth:`rollmux.theorem1.domain.Domain.decode` (and
     :func:`rollmux.theorem1.boundary.unsaturate`); rows outside the family are dropped by
     the caller (saturated: ``T_load > T_cycle``).
     """
-    from rollmux.theorem1.worst_case import Domain
+    from rollmux.theorem1.domain import Domain
 
     assert isinstance(domain, Domain)
     n = domain.n_jobs
@@ -131,7 +131,7 @@ def _t_load(r: np.ndarray, t: np.ndarray, r_pins: Pins, t_pins: Pins) -> np.ndar
 
 def batches(domain: object) -> list[Batch]:
     """The domain's distinct instances up to relabelling (module docstring), by pinning."""
-    from rollmux.theorem1.worst_case import _PINS, Domain, _connected
+    from rollmux.theorem1.domain import _PINS, Domain, _connected
 
     assert isinstance(domain, Domain)
     n = domain.n_jobs
