@@ -807,6 +807,10 @@ def simulate_trace(
         "phase_events": model.events,
         "phase_rows": len(phases) if phase_sink is None else phase_sink.rows,
     }
+    # The optimum policies' certified gaps (optimum_gap, ...; docs/optimum.md, section 6).
+    solve_stats = getattr(policy_obj, "stats", None)
+    if callable(getattr(solve_stats, "summary", None)):
+        extra.update(solve_stats.summary())  # type: ignore[union-attr]
     summary = summarize(jobs_df, ts, events, driver.gpu_types, extra)
     resolved = {**config.to_dict(), "policy": extra["policy"], "seed": seed,
                 "phase_sampler": label}
