@@ -449,7 +449,7 @@ class _Driver:
         job = self.jobs[k]
         placed = snap.jobs[job.job_id]
         group = snap.groups[placed.group_id]
-        colocated = group.kind is GroupKind.COLOCATED
+        colocated = group.kind in (GroupKind.COLOCATED, GroupKind.TIMESLICE)
         gpn = self.hw.node.gpus_per_node
         rnodes = tuple(_serial(n) for n in placed.rollout_nodes)
         tnodes = tuple(_serial(n) for n in placed.train_nodes)
@@ -478,6 +478,9 @@ class _Driver:
             rollout_gpus_per_node=gpus_per_node(t_gpus if colocated else r_gpus,
                                                 len(tnodes if colocated else rnodes), gpn),
             train_gpus_per_node=gpus_per_node(t_gpus, len(tnodes), gpn),
+            staleness=placed.staleness,
+            handover_s=max(0.0, times.warm_switch_s - self.hw.perf.warm_switch_const_s)
+            if group.kind is GroupKind.TIMESLICE else 0.0,
         )
 
     def _solo_s(self, job: RLJob) -> float:
@@ -572,7 +575,8 @@ class _Driver:
             self._add(k, t, self.snapshot, t, resident=kind == "arrival")
             self._set_orders(decision.group_id, self.snapshot)
             self._event(t, kind, job.job_id, decision.group_id, decision.strategy.value,
-                        decision.marginal_cost_usd_per_h)
+                        decision.marginal_cost_usd_per_h,
+                        f"staleness={decision.staleness}" if decision.staleness else "")
         else:
             self._regroup(decision, t, arrival=(k, kind))
         self._record_ts(t)
