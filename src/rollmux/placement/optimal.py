@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.model import resolve
 from rollmux.placement.base import (
     Decision,
     Placement,
@@ -26,7 +27,6 @@ from rollmux.placement.base import (
     Strategy,
     admissible_profile,
     check_max_group_size,
-    job_profile,
 )
 from rollmux.placement.optimum import ColumnCache, Partition, optimal_partition
 from rollmux.placement.optimum.partition import METHODS, Method
@@ -104,7 +104,7 @@ def regrouping_from_partition(
                     marginal_cost_usd_per_h=plan.cost_usd_per_h if rank == 0 else 0.0,
                     new_group=rank == 0,
                     group_kind=GroupKind.SHARED,
-                    profile=job_profile(job, hw),
+                    profile=resolve(job, hw),
                     meta_iteration_s=plan.meta_iteration_s,
                 )
             )

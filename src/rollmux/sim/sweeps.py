@@ -36,9 +36,8 @@ import pandas as pd
 from rollmux.closedform import (
     SECONDS_PER_HOUR,
     fluid_cost_usd_per_iteration,
-    job_phases_from_rljob,
-    pools_from_hardware,
 )
+from rollmux.model import resolve
 from rollmux.sim.engine import FIDELITIES
 from rollmux.sim.replay import ReplaySpec, replay_keys
 
@@ -453,8 +452,8 @@ def fluid_job_rates(jobs: Sequence[Any], hw: Any) -> pd.DataFrame:
     """
     rows = []
     for job in jobs:
-        phases = job_phases_from_rljob(job, hw)
-        pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
+        resolved = resolve(job, hw)
+        phases, pools = resolved.phases, resolved.pools
         per_iter = fluid_cost_usd_per_iteration(phases, pools)
         solo = phases.solo_iteration_s
         rows.append({
