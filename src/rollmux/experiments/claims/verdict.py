@@ -27,6 +27,12 @@ from rollmux.experiments.claims.ledger import (
     read_metrics,
     tolerances_path,
 )
+from rollmux.experiments.metrics import (
+    ATTAINMENT_METRICS,
+    BESIDE_READING,
+    STATUS_READING,
+    with_reading,
+)
 
 #: How a role reads the paper's kind where the two differ: (role, paper kind) -> the kind
 #: ours is compared as. A wall-clock time of the paper's own code stated as one value
@@ -58,9 +64,13 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "ours",
     "ratio",
     "difference",
+    "margin",
     "comparison",
     "tolerance",
     "status",
+    "reading",
+    "reference",
+    "reference_status",
     "reason",
     "footnotes",
     "evidence",
@@ -258,6 +268,54 @@ def _footnote_ids(rec: Mapping[str, Any]) -> list[str]:
     return [f.strip() for f in str(rec["footnotes"]).split(";") if f.strip()]
 
 
+def range_ends(
+    unit: str,
+    paper: tuple[float | None, float | None, float | None],
+    ours: tuple[float | None, float | None, float | None],
+    tolerance: Tolerance,
+) -> dict[str, bool]:
+    """Whether each end of a range claim holds: ``{"low": ..., "high": ...}``."""
+    _, p_low, p_high = paper
+    _, o_low, o_high = ours
+    if p_low is None or p_high is None or o_low is None or o_high is None:
+        raise ClaimsError(f"range claim needs low and high: paper {paper}, ours {ours}")
+    return {"low": o_low >= p_low - tolerance.slack(p_low, unit) - _EPS,
+            "high": o_high <= p_high + tolerance.slack(p_high, unit) + _EPS}
+
+
+def margin_of(
+    kind: str,
+    unit: str,
+    paper: tuple[float | None, float | None, float | None],
+    ours: tuple[float | None, float | None, float | None],
+    tolerance: Tolerance,
+) -> float:
+    """(ours - paper) as a fraction of the tolerance: 0 exact, +-1 at the edge.
+
+    A range: each end's margin; the one nearer its failing side (the low end fails below
+    -1, the high end above +1) is returned, so a range holds iff its margin's low end is
+    >= -1 and its high end <= +1, and |margin| <= 1 on a range near its edge. NaN where
+    the kind has no tolerance band (bounds, properties) or the paper's value is 0.
+    """
+    if kind in ("ratio", "value"):
+        p, o = paper[0], ours[0]
+        if p is None or o is None:
+            return math.nan
+        slack = tolerance.slack(p, unit)
+        return (o - p) / slack if slack > 0 else math.nan
+    if kind == "range":
+        margins = []
+        for p, o in ((paper[1], ours[1]), (paper[2], ours[2])):
+            slack = 0.0 if p is None else tolerance.slack(p, unit)
+            margins.append(math.nan if p is None or o is None or slack <= 0
+                           else (o - p) / slack)
+        low, high = margins
+        if math.isnan(low) or math.isnan(high):
+            return math.nan
+        return low if -low >= high else high
+    return math.nan
+
+
 def claims_report(
     ledger: pd.DataFrame,
     metrics: pd.DataFrame,
@@ -269,7 +327,12 @@ def claims_report(
 ) -> pd.DataFrame:
     """One row per claim: paper, ours, comparison, status, reason and evidence.
 
-    A claim that a fit of ``calibration`` uses is ``calibrated`` whatever its value. A
+    A claim that a fit of ``calibration`` uses is ``calibrated`` only where ours is within
+    the tolerance (the fit reaches it), else ``differs`` with the fit's residuals as its
+    evidence; a range claim with one fitted end (target ``Cnn:low``/``Cnn:high``) judges
+    the other end as a prediction. An SLO attainment claim (``ATTAINMENT_METRICS``) takes
+    its status from the realised reading, with the paper-reference reading (the metrics
+    row ``<metric>@reference``, required) beside it. A
     reproducible claim whose metric is in no metrics file raises ClaimsError naming every
     such metric, so a gap cannot pass silently; so does, with ``require_evidence``, a
     ``differs`` row whose ledger ``evidence`` is empty or names no file under
@@ -298,6 +361,7 @@ def claims_report(
         raise ClaimsError(f"ledger footnotes {unknown_notes} are not in the footnotes file")
     rows: list[dict[str, Any]] = []
     unexplained: list[str] = []
+    no_reference: list[str] = []
     for rec in ledger.to_dict("records"):
         kind, unit = ROLE_READINGS.get((rec["role"], rec["kind"]), rec["kind"]), rec["unit"]
         tolerance = tolerances[kind]
@@ -313,14 +377,21 @@ def claims_report(
             "ours": "",
             "ratio": math.nan,
             "difference": math.nan,
+            "margin": math.nan,
             "comparison": "",
             "tolerance": tolerance.describe(unit),
+            "reading": "",
+            "reference": "",
+            "reference_status": "",
             "footnotes": ";".join(_footnote_ids(rec)),
             "evidence": "",
             "calibration": "" if fit is None else fit.name,
             "source": "",
         }
         holds = False
+        numbers: tuple[float | None, float | None, float | None] = (None, None, None)
+        attainment = rec["metric"] in ATTAINMENT_METRICS
+        reference: Comparison | None = None
         if rec["metric"] in ours_by_metric.index:
             ours = ours_by_metric.loc[rec["metric"]]
             numbers = (_opt(ours["value"]), _opt(ours["low"]), _opt(ours["high"]))
@@ -330,18 +401,50 @@ def claims_report(
                 ours=result.ours,
                 ratio=result.ratio,
                 difference=result.difference,
+                margin=margin_of(kind, unit, paper, numbers, tolerance),
                 comparison=result.comparison,
                 source=ours["source"],
             )
+            if attainment:
+                companion = with_reading(rec["metric"], BESIDE_READING)
+                if companion not in ours_by_metric.index:
+                    no_reference.append(f"{companion} (claim {rec['claim_id']})")
+                else:
+                    ref = ours_by_metric.loc[companion]
+                    reference = compare(kind, unit, paper, (_opt(ref["value"]), _opt(ref["low"]),
+                                                            _opt(ref["high"])), tolerance)
+                    row.update(reading=STATUS_READING, reference=reference.ours,
+                               reference_status=REPRODUCED if reference.holds else DIFFERS)
+        end = "" if fit is None else calibration.fitted_end(rec["claim_id"])
         if rec["reproducible"] == "no":
             reason = rec["not_reproducible_reason"]
             if rec["metric"] not in ours_by_metric.index:
                 reason = f"no result: {reason}"
-            row.update(status=NOT_REPRODUCIBLE, reason=reason, footnotes="")
+            row.update(status=NOT_REPRODUCIBLE, reason=reason, footnotes="", reference_status="")
         elif fit is not None:
-            row.update(status=CALIBRATED, footnotes="",
-                       reason=f"a target of the fit `{fit.name}` (calibration.yaml): agreement "
-                              "is by construction; residuals in " + fit.residuals)
+            reached, predicted = holds, ""
+            if end and kind == "range":  # one fitted end; the other is a prediction
+                ends = range_ends(unit, paper, numbers, tolerance)
+                other = "low" if end == "high" else "high"
+                reached = ends[end]
+                predicted = (f"; its {other} end is not fitted, a prediction "
+                             + ("within" if ends[other] else "outside")
+                             + f" the tolerance ({row['comparison']})")
+                holds = reached and ends[other]
+            if holds:
+                row.update(status=CALIBRATED, footnotes="",
+                           reason=f"a target of the fit `{fit.name}` (calibration.yaml) that "
+                                  f"the fit reaches within the tolerance{predicted}; residuals "
+                                  "in " + fit.residuals)
+            else:
+                row.update(status=DIFFERS, footnotes="", evidence=fit.residuals,
+                           reason=f"a target of the fit `{fit.name}` (calibration.yaml) that "
+                                  + ("the fit reaches" if reached else
+                                     "the fit does not reach within the tolerance")
+                                  + f"{predicted}; the fit's residuals are the evidence")
+                if not (Path(evidence_root) / fit.residuals).is_file():
+                    unexplained.append(f"{rec['claim_id']} ({rec['metric']}): residuals "
+                                       f"{fit.residuals} not found")
         elif holds:
             caveats = [f for f in _footnote_ids(rec) if f.startswith(CAVEAT_PREFIX)]
             row.update(status=REPRODUCED, reason="", footnotes=";".join(caveats))
@@ -352,7 +455,18 @@ def claims_report(
                 unexplained.append(f"{rec['claim_id']} ({rec['metric']}): "
                                    + (f"evidence {evidence} not found" if evidence
                                       else "no evidence in the ledger"))
+        if reference is not None and row["status"] in (REPRODUCED, DIFFERS) \
+                and row["reference_status"] != row["status"]:
+            row["reason"] = " ".join(part for part in (
+                f"The readings disagree: realised {row['ours']} ({row['status']}), paper "
+                f"reference {row['reference']} ({row['reference_status']}); the status is "
+                "the realised reading's.", row["reason"]) if part)
         rows.append(row)
+    if no_reference:
+        raise ClaimsError(
+            "SLO attainment claim(s) without their paper-reference reading (a metrics row "
+            "`<metric>@reference`, rollmux.experiments.metrics.ATTAINMENT_METRICS): "
+            + ", ".join(no_reference))
     if require_evidence and unexplained:
         raise ClaimsError(
             "claims that differ without an experiment explaining them (ledger column "
