@@ -570,3 +570,31 @@ def test_attainment_claims_take_the_realised_reading(tmp_path: Path) -> None:
     stray = [*rows, {**rows[0], "metric": "cost_ratio_solod_over_rollmux@reference"}]
     with pytest.raises(ClaimsError, match="only an SLO attainment metric"):
         _build(tmp_path, stray)
+
+
+def test_near_edge_reproduced_rows_get_a_computed_what_it_would_take(tmp_path: Path) -> None:
+    """A reproduced row with |margin| > 0.5 shows the computed input that gives the paper's
+    value, or `not computed`; rows nearer the paper and differing rows get nothing."""
+    ledger = load_ledger()
+    rows = _metrics_rows(ledger)
+    paper = dict(zip(ledger["metric"], ledger["paper_value"], strict=True))
+    for metric, factor in (("cost_ratio_solod_over_rollmux", 1.08),
+                           ("cost_ratio_verl_over_rollmux", 1.09),
+                           ("cost_per_hour_rollmux", 1.02)):
+        rec = next(r for r in rows if r["metric"] == metric)
+        rec["value"] = str(float(paper[metric]) * factor)
+    wit = tmp_path / "wit.csv"
+    pd.DataFrame([
+        {"claim_id": "C01", "quantity": "utilisation", "unit": "x", "ours": 0.52,
+         "needed": 0.73, "note": "n"},
+        {"claim_id": "C01", "quantity": "a reading", "unit": "x", "ours": 1.0, "needed": "",
+         "note": "no input"},
+    ]).to_csv(wit, index=False)
+    _, table = _build(tmp_path, rows, what_it_would_take_paths=[wit])
+    rec = table.set_index("claim_id")
+    assert rec.at["C01", "what_it_would_take"] == f"utilisation: ours 0.52, needed 0.73 x ({wit})"
+    assert rec.at["C02", "what_it_would_take"] == "not computed"
+    assert rec.at["C04", "what_it_would_take"] == ""
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert set(summary["near_edge"]) == {"C01", "C02"}
+    assert "## Reproduced near the edge" in (tmp_path / "claims.md").read_text()

@@ -22,6 +22,7 @@ from rollmux.experiments.claims.ledger import (
     load_ledger,
     read_metrics,
     read_residuals,
+    read_table,
 )
 from rollmux.experiments.claims.verdict import (
     CALIBRATED,
@@ -30,10 +31,12 @@ from rollmux.experiments.claims.verdict import (
     REPRODUCED,
     STATUSES,
     Tolerance,
+    attach_what_it_would_take,
     beyond_report,
     claims_report,
     counts_line,
     load_tolerances,
+    near_edge,
     status_counts,
 )
 from rollmux.io import write_csv, write_json, write_text
@@ -143,6 +146,18 @@ def render_markdown(
             rec["evidence"] or "",
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    edge = report[report["what_it_would_take"].astype(str) != ""]
+    if len(edge):
+        lines += ["", "## Reproduced near the edge: what it would take", "",
+                  "Every `reproduced` row with |margin| > 0.5 and the input the model needs to "
+                  "give the paper's value exactly (computed by the pipeline), so a reader can "
+                  "see whether it agrees for the right reason.", "",
+                  "| claim | paper | ours | margin | what it would take |",
+                  "|---|---|---|---|---|"]
+        for rec in edge.to_dict("records"):
+            cells = [rec["claim_id"], rec["paper"], rec["ours"], _margin_text(rec["margin"]),
+                     rec["what_it_would_take"]]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     used = sorted({f for text in report["footnotes"] for f in str(text).split(";") if f})
     if used:
         lines += ["", "## Footnotes", ""]
@@ -284,6 +299,7 @@ def build_claims_report(
     require_evidence: bool = True,
     beyond_metrics_paths: Iterable[Path | str] = (),
     beyond_ledger: Path | str | None = None,
+    what_it_would_take_paths: Iterable[Path | str] = (),
     out_html: Path | str | None = None,
     out_html_fragment: Path | str | None = None,
 ) -> dict[str, int]:
@@ -292,7 +308,9 @@ def build_claims_report(
     ``results_root`` is the folder that evidence and residual paths (``results/...``) are
     relative to (the pipeline's working directory). With ``beyond_metrics_paths``, the
     results beyond the paper (``beyond_ledger``, default the shipped one) are rendered
-    after the claims (:func:`beyond_report`). ``out_html`` and ``out_html_fragment``,
+    after the claims (:func:`beyond_report`). ``what_it_would_take_paths``: computed tables
+    of the inputs that give the paper's values (:func:`attach_what_it_would_take`), shown for
+    every reproduced row with |margin| > 0.5. ``out_html`` and ``out_html_fragment``,
     when given, receive the report as an HTML page and as a fragment for the landing page
     of the Snakemake report.
     """
@@ -302,6 +320,8 @@ def build_claims_report(
     notes = load_footnotes(footnotes)
     metrics = read_metrics(list(metrics_paths), table)
     report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence)
+    report = attach_what_it_would_take(
+        report, {str(p): read_table(p) for p in what_it_would_take_paths})
     residuals = {name: read_residuals(fit, results_root) for name, fit in cal.fits.items()}
     beyond_paths = list(beyond_metrics_paths)
     beyond = (beyond_report(load_beyond_ledger(beyond_ledger), beyond_paths, results_root,
@@ -316,7 +336,9 @@ def build_claims_report(
     write_json(
         {"counts": counts, "total": len(report), "summary": counts_line(counts),
          "calibration": {name: list(fit.targets) for name, fit in cal.fits.items()},
-         "beyond": 0 if beyond is None else len(beyond)},
+         "beyond": 0 if beyond is None else len(beyond),
+         "near_edge": {cid: str(report.set_index("claim_id").at[cid, "what_it_would_take"])
+                       for cid in near_edge(report)}},
         out_summary,
     )
     return counts

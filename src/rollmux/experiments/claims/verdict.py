@@ -71,6 +71,7 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "reading",
     "reference",
     "reference_status",
+    "what_it_would_take",
     "reason",
     "footnotes",
     "evidence",
@@ -383,6 +384,7 @@ def claims_report(
             "reading": "",
             "reference": "",
             "reference_status": "",
+            "what_it_would_take": "",
             "footnotes": ";".join(_footnote_ids(rec)),
             "evidence": "",
             "calibration": "" if fit is None else fit.name,
@@ -472,6 +474,45 @@ def claims_report(
             "claims that differ without an experiment explaining them (ledger column "
             "`evidence`: a results file the pipeline writes):\n  " + "\n  ".join(unexplained))
     return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
+
+
+#: |margin| above which a reproduced claim needs a what-it-would-take row (issue 19 item 5).
+NEAR_EDGE = 0.5
+#: Columns a what-it-would-take table must have (results/microbench/what_it_would_take.csv).
+WIT_COLUMNS: tuple[str, ...] = ("claim_id", "quantity", "unit", "ours", "needed", "note")
+
+
+def near_edge(report: pd.DataFrame) -> list[str]:
+    """Claim ids of the reproduced rows with |margin| > :data:`NEAR_EDGE`."""
+    margin = pd.to_numeric(report["margin"], errors="coerce").abs()
+    return list(report.loc[(report["status"] == REPRODUCED) & (margin > NEAR_EDGE), "claim_id"])
+
+
+def attach_what_it_would_take(report: pd.DataFrame, tables: Mapping[str, pd.DataFrame]
+                              ) -> pd.DataFrame:
+    """Fill ``what_it_would_take`` of every near-edge reproduced row from computed tables.
+
+    ``tables``: file -> a table with :data:`WIT_COLUMNS` (rows with an empty ``needed``
+    are readings, not inputs, and are skipped); each computed input the model needs to
+    give the paper's value exactly becomes ``quantity: ours X, needed Y (file)``. A
+    near-edge row with none says ``not computed``, so the gap is visible.
+    """
+    out = report.copy()
+    found: dict[str, list[str]] = {}
+    for path, table in tables.items():
+        missing = [c for c in WIT_COLUMNS if c not in table.columns]
+        if missing:
+            raise ClaimsError(f"{path}: a what-it-would-take table needs the columns {missing}")
+        for rec in table.to_dict("records"):
+            if str(rec["needed"]).strip() in ("", "nan"):
+                continue
+            found.setdefault(str(rec["claim_id"]), []).append(
+                f"{rec['quantity']}: ours {fmt(float(rec['ours']))}, needed "
+                f"{fmt(float(rec['needed']))} {rec['unit']} ({path})")
+    for cid in near_edge(out):
+        text = "; ".join(found.get(cid, [])) or "not computed"
+        out.loc[out["claim_id"] == cid, "what_it_would_take"] = text
+    return out
 
 
 def status_counts(report: pd.DataFrame) -> dict[str, int]:
