@@ -472,7 +472,7 @@ def test_utilisation_and_metrics_from_hand_written_replays(tmp_path: Path) -> No
     assert got.loc["cost_over_regroup_baselines", "high"] == pytest.approx(3.60)
     assert got.loc["rollout_util_deficit_vs_regroup", "value"] == pytest.approx(5.0)
     assert got.loc["rollout_util_deficit_vs_regroup", "source"] == "u.csv"
-    assert list(got["unit"]) == ["x", "x", "x", "%", "x", "%"]
+    assert list(got["unit"]) == ["x", "x", "x", "%", "%", "x", "%"]
     assert all(note.endswith("toy") for note in got["note"])
 
 

@@ -340,7 +340,7 @@ def test_simulation_metrics_ranges_span_the_right_settings() -> None:
     mixed = sens[(sens["kind"] == "workload") & (sens["value"] == "Mixed")]
     m = simulation_metrics(sens, mixed, "a;b", slo_endpoints=("1.2", "2.0")).set_index(
         "metric")
-    assert len(m) == 17 + 7  # and the paper-reference companion of the 7 SLO metrics
+    assert len(m) == 17 + 8  # and the paper-reference companion of the 8 SLO metrics
     assert m.loc["slo_random_by_slo@reference", ["low", "high"]].tolist() == \
         pytest.approx([40.0, 70.0])
     assert (m.loc["cost_over_opt_rollmux_by_workload", ["low", "high"]].tolist()
