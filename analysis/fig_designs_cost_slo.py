@@ -31,11 +31,14 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     traces = list(dict.fromkeys(table["trace"]))
     policies = list(dict.fromkeys(table["policy"]))
     marker = {t: MARKERS[k % len(MARKERS)] for k, t in enumerate(traces)}
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    # Designs that coincide (timeslice with nobody to share with is veRL) stay visible:
+    # later designs are drawn smaller, on top.
+    size = {p: 110.0 - 70.0 * k / max(1, len(policies) - 1) for k, p in enumerate(policies)}
+    fig, ax = plt.subplots(figsize=(8.6, 4.2))
     for (trace, lengths, policy), rec in means.iterrows():
         colour = policy_colour(str(policy))
         ax.scatter(100.0 * rec.slo_attainment_realised, rec.cost_per_work_usd,
-                   marker=marker[str(trace)], s=46, zorder=3,
+                   marker=marker[str(trace)], s=size[str(policy)], zorder=3,
                    facecolor="none" if lengths else colour, edgecolor=colour, linewidth=1.3)
     ax.set_xlabel("realised SLO attainment (%)")
     ax.set_ylabel("cost per unit of work\n(USD per solo-equivalent job-hour)")
@@ -46,12 +49,9 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     if (table["lengths"] != "").any():
         trace_handles.append(Line2D([], [], linestyle="", marker="o", markerfacecolor="none",
                                     color="grey", label="real response lengths"))
-    first = ax.legend(handles=design_handles, title="design", loc="upper left",
-                      bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=7, title_fontsize=8)
-    ax.add_artist(first)
-    ax.legend(handles=trace_handles, title="trace", loc="lower left",
-              bbox_to_anchor=(1.01, 0.0), frameon=False, fontsize=7, title_fontsize=8)
-    fig.tight_layout()
+    fig.legend(handles=design_handles + trace_handles, loc="center right", frameon=False,
+               fontsize=7)
+    fig.tight_layout(rect=(0, 0, 0.7, 1))
     return fig
 
 

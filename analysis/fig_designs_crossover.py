@@ -33,7 +33,7 @@ def draw(crossover: pd.DataFrame, ratios: pd.DataFrame) -> plt.Figure:
     ratios = ratios.fillna({"lengths": ""})
     crossover = crossover[crossover["lengths"] == ""]
     ratios = ratios[ratios["lengths"] == ""]
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    fig, ax = plt.subplots(figsize=(6.8, 4.0))
     paper = float(ratios["paper_price_ratio"].iloc[0]) if len(ratios) else math.nan
     two = str(ratios["two_pools"].iloc[0]) if len(ratios) else "rollmux"
     one = str(ratios["one_pool"].iloc[0]) if len(ratios) else "verl"
@@ -53,10 +53,11 @@ def draw(crossover: pd.DataFrame, ratios: pd.DataFrame) -> plt.Figure:
     if math.isfinite(paper):
         ax.axvline(paper, color="grey", linestyle=":", linewidth=1.0)
         ax.annotate(f"paper's prices ({paper:.2f})", (paper, ax.get_ylim()[1]),
-                    xytext=(3, -10), textcoords="offset points", fontsize=7, color="grey")
+                    xytext=(3, -10), textcoords="offset points", fontsize=7, color="grey",
+                    ha="left")
     ax.set_xlabel("price ratio H800 / H20")
     ax.set_ylabel(f"cost: two pools ({two})\nover one pool ({one})")
-    ax.legend(loc="upper right", frameon=False, fontsize=7)
+    ax.legend(loc="lower left", frameon=False, fontsize=7)
     fig.tight_layout()
     return fig
 

@@ -24,6 +24,15 @@ if "alibaba-adapted" in DESIGN_TRACES and not Path(DESIGN_ALIBABA).is_file():
     print(f"rollmux: warning: designs.alibaba_path {DESIGN_ALIBABA!r} is not a file here: "
           "the designs are not replayed on the Alibaba arrivals", file=sys.stderr)
     DESIGN_TRACES.remove("alibaba-adapted")
+# The balance axis of the crossover: the simulation profiles (balanced, rollout-heavy,
+# train-heavy), replayed with the two-pool, one-pool and Solo-D designs only.
+DESIGN_BALANCE_TRACES = list(DESIGNS.get("balance_traces", [
+    "simulation-balanced", "simulation-rollout-heavy", "simulation-train-heavy"]))
+DESIGN_BALANCE_RUNS = [
+    RunKey(trace=trace, slo="trace", maxgroup=5, policy=policy, seed=config["seed"])
+    for trace in DESIGN_BALANCE_TRACES
+    for policy in ("solo-d", "verl", "rollmux")
+]
 DESIGN_RUNS = [
     RunKey(trace=trace, slo="trace", maxgroup=5, policy=policy, seed=config["seed"],
            lengths=lengths)
@@ -54,18 +63,20 @@ rule designs_comparison:
     conda:
         ENV
     input:
-        summaries=run_files(DESIGN_RUNS, "summary.json"),
-        jobs=run_files(DESIGN_RUNS, "jobs.csv"),
-        events=run_files(DESIGN_RUNS, "events.csv"),
-        timeseries=run_files(DESIGN_RUNS, "timeseries.csv"),
+        summaries=run_files(DESIGN_RUNS + DESIGN_BALANCE_RUNS, "summary.json"),
+        jobs=run_files(DESIGN_RUNS + DESIGN_BALANCE_RUNS, "jobs.csv"),
+        events=run_files(DESIGN_RUNS + DESIGN_BALANCE_RUNS, "events.csv"),
+        timeseries=run_files(DESIGN_RUNS + DESIGN_BALANCE_RUNS, "timeseries.csv"),
     output:
         table="results/designs/comparison.csv",
         crossover="results/designs/crossover.csv",
         ratios="results/designs/crossover_ratios.csv",
         metrics="results/metrics/designs.csv",
     params:
-        traces=[k.trace for k in DESIGN_RUNS],
-        lengths=[Path(k.lengths).name if k.lengths else "" for k in DESIGN_RUNS],
+        traces=[k.trace for k in DESIGN_RUNS + DESIGN_BALANCE_RUNS],
+        lengths=[Path(k.lengths).name if k.lengths else ""
+                 for k in DESIGN_RUNS + DESIGN_BALANCE_RUNS],
+        comparison_traces=DESIGN_TRACES,
         price_ratios=list(DESIGNS.get("price_ratios",
                                       [1.0, 1.5, 2.0, 2.5, 2.85, 3.5, 4.0, 5.0, 6.0])),
         overrides=SIM_OVERRIDES,

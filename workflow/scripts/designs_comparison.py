@@ -27,11 +27,14 @@ for summary, trace, lengths in zip(snakemake.input.summaries, snakemake.params.t
                                    snakemake.params.lengths, strict=True):
     rows.append(design_row(
         Path(summary).parent, trace, lengths, tuple(hw.gpus)))
-table = pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
+everything = pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
+# The comparison: the designs' traces; the crossover: every trace (the balance axis too).
+table = everything[everything["trace"].isin(snakemake.params.comparison_traces)]
 h20 = hw.gpu("H20").price_usd_per_h
 paper_ratio = hw.gpu("H800").price_usd_per_h / h20
-crossover = crossover_table(table, snakemake.params.price_ratios, h20)
-ratios = crossover_ratios(table, "rollmux", "verl", paper_ratio)
+pair = everything[everything["policy"].isin(["rollmux", "verl", "solo-d"])]
+crossover = crossover_table(pair, snakemake.params.price_ratios, h20)
+ratios = crossover_ratios(pair, "rollmux", "verl", paper_ratio)
 write_csv(table, snakemake.output.table)
 write_csv(crossover, snakemake.output.crossover)
 write_csv(ratios, snakemake.output.ratios)
