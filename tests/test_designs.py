@@ -18,7 +18,8 @@ from test_sim_invariants import _check_busy, _check_cost, _check_no_overlap, sma
 
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
-from rollmux.placement import apply, empty_snapshot, get_policy, job_profile
+from rollmux.model import resolve
+from rollmux.placement import apply, empty_snapshot, get_policy
 from rollmux.placement.async_solo_d import check_staleness
 from rollmux.placement.rollmux_join import join_fits
 from rollmux.placement.timeslice import SliceMember, slice_member, slice_period_s, snapshot_s
@@ -89,7 +90,7 @@ def test_timeslice_invariants(jobs: list[RLJob], slo: float, stochastic: bool) -
     by_id = {j.job_id: j for j in jobs}
     for rec in r.phases.itertuples(index=False):
         job = by_id[table.job_id[rec.job]]
-        times = job_profile(job, HW).times
+        times = resolve(job, HW).times
         group = table.group_id[rec.job]
         mates = table[(table.group_id == group) & (table.index != rec.job)]
         # Slice-mates present at the phase's start: strictly, and possibly (equal times).
@@ -147,7 +148,7 @@ def test_async_invariants(jobs: list[RLJob], staleness: int, stochastic: bool) -
                 assert roll.start[k] >= train.end[k - 1 - staleness] - TOL
         job_id = r.jobs.job_id[r.jobs.job == j].iloc[0]
         job = next(x for x in jobs if x.job_id == job_id)
-        times = job_profile(job, HW).times
+        times = resolve(job, HW).times
         n = len(train)
         row = r.jobs[r.jobs.job_id == job_id].iloc[0]
         roll_mean = float(roll.work.sum()) / n
@@ -224,7 +225,7 @@ def test_join_options_are_checked() -> None:
 def test_slice_member_reads_the_phase_model() -> None:
     """A slice member's rollout is the co-located one (bandwidth-scaled), its solo Solo-D's."""
     job = _job(0, 200.0, 150.0)
-    m = slice_member(job, job_profile(job, HW).times, HW)
+    m = slice_member(job, resolve(job, HW).times, HW)
     assert m.solo_s == pytest.approx(200 + 150 + 5)
     assert m.restore_s == 2.0
     assert m.snapshot_s == pytest.approx(max(0.0, 2.0 - HW.perf.warm_switch_const_s))
