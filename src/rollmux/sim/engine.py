@@ -51,6 +51,7 @@ from rollmux.placement import (
 )
 from rollmux.placement.base import group_model
 from rollmux.placement.snapshot import GroupState
+from rollmux.placement.timeslice import slice_member, slice_period_s
 from rollmux.sim.analytic import AnalyticModel, JobRuntime, colocation_ratio, gpus_per_node
 from rollmux.sim.drift import (
     NO_DRIFT,
@@ -434,7 +435,9 @@ class _Driver:
         every job at its maximum token limit over the job's worst-case solo iteration. A
         co-located (veRL) job: its worst-case co-located iteration over the same solo; a
         dedicated one (Solo-D, Gavel+): its allocation's worst-case iteration over the
-        worst-case solo on the GPUs it asked for.
+        worst-case solo on the GPUs it asked for; an asynchronous one (``async-solo-d``): its
+        worst-case overlapped period over the same solo; a time slice (``timeslice``): the slice's
+        worst-case period over the member's worst-case solo, as that policy admits.
         """
         if group.kind is GroupKind.DEDICATED:  # Solo-D, Gavel+: its allocation, alone
             out: dict[str, float] = {}
@@ -452,6 +455,18 @@ class _Driver:
                 pools = pools_from_hardware(snap.hw, placed.job.rollout_gpu_type, t_type)
                 out[job_id] = verl(phases, pools).iteration_s / phases.solo_iteration_s
             return out
+        if group.kind is GroupKind.ASYNC:  # one job, rollout overlapping training
+            out = {}
+            for job_id in group.jobs:
+                times = snap.jobs[job_id].times
+                out[job_id] = max(times.rollout_max_s, times.train_max_s + times.sync_s) / (
+                    times.rollout_max_s + times.train_max_s + times.sync_s)
+            return out
+        if group.kind is GroupKind.TIMESLICE:  # the slice's exact period, as it admits
+            members = [slice_member(snap.jobs[j].job, snap.jobs[j].times, snap.hw)
+                       for j in group.jobs]
+            period = slice_period_s(members)
+            return {j: period / m.solo_s for j, m in zip(group.jobs, members, strict=True)}
         metrics = group_model(group, snap, worst_case=True).metrics()
         return dict(zip(group.jobs, metrics.slowdown, strict=True))
 
