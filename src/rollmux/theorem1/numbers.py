@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["FILES", "MissingResults", "findings_block", "readings_block", "repeat_block", "slo_optimum_block",
-           "supremum_block", "worst_case_block"]
+__all__ = ["FILES", "MissingResults", "findings_block", "readings_block", "repeat_block",
+           "slo_optimum_block", "supremum_block", "worst_case_block"]
 
 #: The results files the blocks read, relative to the repository root.
 FILES = {
