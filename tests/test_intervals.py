@@ -16,6 +16,7 @@ from rollmux.experiments.intervals import (
     SEED_METRIC_COLUMNS,
     STRADDLES,
     ClaimInterval,
+    SeedInterval,
     SeedMetricsError,
     claim_intervals,
     interval_envelope,
@@ -47,7 +48,7 @@ def test_t_interval_is_computed_from_the_per_seed_values() -> None:
         t_interval([4.0, 5.0, 6.0]).high - t_interval([4.0, 5.0, 6.0]).low
     many = t_interval([4.0, 6.0] * 10)
     assert many.high - many.low < t_interval([4.0, 6.0]).high - t_interval([4.0, 6.0]).low
-    assert t_interval([2.0, 2.0, 2.0]) == t_interval([2.0]) .__class__(3, 2.0, 2.0, 2.0)
+    assert t_interval([2.0, 2.0, 2.0]) == SeedInterval(3, 2.0, 2.0, 2.0)
     one = t_interval([1.5])
     assert (one.n, one.low, one.high) == (1, 1.5, 1.5)
     for bad in ([], [1.0, math.nan]):
@@ -178,3 +179,72 @@ def test_bad_per_seed_files_get_located_errors(tmp_path: Path) -> None:
                    "cost_ratio_solod_over_rollmux,1,,,,x\n")
     with pytest.raises(SeedMetricsError, match=r"no value at seed\(s\) \[1\]"):
         claim_intervals(read_seed_metrics([gap], units))
+
+
+def test_claims_report_takes_each_status_from_the_interval(tmp_path: Path) -> None:
+    """End to end on the shipped ledger: a claim whose per-seed values straddle its edge
+    is `straddles` (though its mean is inside), one whose interval is inside is
+    reproduced, one wholly outside differs; the columns carry the mean and interval."""
+    from rollmux.experiments.claims import (
+        DIFFERS,
+        REPRODUCED,
+        STATUSES,
+        build_claims_report,
+        load_calibration,
+        load_ledger,
+    )
+
+    ledger = load_ledger()
+    for fit in load_calibration(ledger).fits.values():
+        path = tmp_path / fit.residuals
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("target,unit,paper,fitted,residual,note\n"
+                        + "".join(f"{t},x,1,1,+0.000%,test\n" for t in fit.targets))
+    per_seed = {  # paper: C01 1.84x, C02 1.38x, C12 (+-10%)
+        "cost_ratio_solod_over_rollmux": [1.60, 1.70, 1.64, 1.72, 1.66],  # straddles 1.656
+        "cost_ratio_verl_over_rollmux": [1.36, 1.38, 1.40, 1.37, 1.39],   # inside
+    }
+    paper_c12 = float(ledger.set_index("metric").loc["peak_h800_ratio", "paper_value"])
+    per_seed["peak_h800_ratio"] = [paper_c12 * f for f in (0.5, 0.52, 0.49, 0.51, 0.5)]
+    rows, seed_rows = [], []
+    for rec in ledger[ledger["reproducible"] == "yes"].to_dict("records"):
+        value, low, high = rec["paper_value"], rec["paper_low"], rec["paper_high"]
+        if rec["metric"] in per_seed:
+            values = per_seed[rec["metric"]]
+            value = f"{np.mean(values):.6g}"
+            seed_rows += [{"metric": rec["metric"], "seed": s, "value": v, "low": "",
+                           "high": "", "unit": rec["unit"]} for s, v in enumerate(values)]
+        rows.append({"metric": rec["metric"], "value": value, "low": low, "high": high,
+                     "unit": rec["unit"], "source": "test", "note": "test"})
+    pd.DataFrame(rows).to_csv(tmp_path / "m.csv", index=False)
+    pd.DataFrame(seed_rows).to_csv(tmp_path / "s.csv", index=False)
+    counts = build_claims_report(
+        [tmp_path / "m.csv"], tmp_path / "c.csv", tmp_path / "c.md", tmp_path / "j.json",
+        results_root=tmp_path, require_evidence=False, seed_metrics_paths=[tmp_path / "s.csv"])
+    table = pd.read_csv(tmp_path / "c.csv", dtype=str, keep_default_na=False).set_index(
+        "claim_id")
+    assert table.loc["C01", "status"] == STRADDLES
+    assert "crosses the edge" in table.loc["C01", "reason"]
+    assert table.loc["C02", "status"] == REPRODUCED
+    assert table.loc["C12", "status"] == DIFFERS
+    assert counts[STRADDLES] == 1 and STRADDLES in STATUSES
+    ci = t_interval(per_seed["cost_ratio_solod_over_rollmux"])
+    assert float(table.loc["C01", "seeds"]) == 5
+    assert float(table.loc["C01", "mean"]) == pytest.approx(ci.mean, rel=1e-3)
+    assert float(table.loc["C01", "ci_low"]) == pytest.approx(ci.low, rel=1e-3)
+    assert float(table.loc["C01", "ci_high"]) == pytest.approx(ci.high, rel=1e-3)
+    assert table.loc["C03", "interval"] == "" and table.loc["C03", "seeds"] == "1"
+    markdown = (tmp_path / "c.md").read_text()
+    assert "`straddles`" in markdown and "95% interval (seeds)" in markdown
+    # without the per-seed values the same means are a point: C01 is reproduced
+    build_claims_report([tmp_path / "m.csv"], tmp_path / "c.csv", tmp_path / "c.md",
+                        tmp_path / "j.json", results_root=tmp_path, require_evidence=False)
+    point = pd.read_csv(tmp_path / "c.csv", dtype=str, keep_default_na=False)
+    assert point.set_index("claim_id").loc["C01", "status"] == REPRODUCED
+    # a metrics file whose value is not the seeds' mean is stale: refused
+    rows[0]["value"] = "1.9"
+    pd.DataFrame(rows).to_csv(tmp_path / "m.csv", index=False)
+    with pytest.raises(ValueError, match="not the mean of its per-seed values"):
+        build_claims_report([tmp_path / "m.csv"], tmp_path / "c.csv", tmp_path / "c.md",
+                            tmp_path / "j.json", results_root=tmp_path,
+                            require_evidence=False, seed_metrics_paths=[tmp_path / "s.csv"])
