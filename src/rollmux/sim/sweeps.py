@@ -98,11 +98,21 @@ def spec_uses_seed(spec: ReplaySpec) -> bool:
     the same bytes at every seed (tests/test_sim_sweeps.py checks it), so the sweeps run
     it once, at the first seed, and the tables copy it to every seed (:func:`seed_rows`).
     """
+    return _uses_seed(spec.stochastic, spec.policy, spec.slo, spec.drift)
+
+
+def _uses_seed(stochastic: bool, policy: str, slo: str | None, drift: str) -> bool:
+    """:func:`spec_uses_seed` from the replay's fields; an unknown policy or a malformed
+    SLO setting counts as seeded (the config checks report them, naming the key)."""
     from rollmux.placement import policy_options
 
-    setting = parse_slo(spec.slo)
-    return bool(spec.stochastic or "seed" in policy_options(spec.policy)
-                or (setting is not None and setting.is_range) or spec.drift != "none")
+    try:
+        seeded_policy = "seed" in policy_options(policy)
+        setting = parse_slo(slo or "trace")
+    except ValueError:
+        return True
+    return bool(stochastic or seeded_policy or (setting is not None and setting.is_range)
+                or drift != "none")
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -141,7 +151,7 @@ class RunKey:
 
     def uses_seed(self) -> bool:
         """Whether the seed changes this replay (:func:`spec_uses_seed`)."""
-        return spec_uses_seed(self.spec(f"{self.trace}.csv"))
+        return _uses_seed(self.stochastic, self.policy, self.slo, self.drift)
 
 
 def run_files(keys: Iterable[RunKey], name: str, root: str | Path = "results/sim"
@@ -404,12 +414,8 @@ def run_row(folder: str | Path) -> dict[str, Any]:
 def config_uses_seed(config: Mapping[str, Any]) -> bool:
     """:func:`spec_uses_seed` of the replay whose resolved configuration (``config.json``)
     is ``config``."""
-    from rollmux.placement import policy_options
-
-    setting = parse_slo(config.get("slo_override") or "trace")
-    return bool(config.get("stochastic", True) or "seed" in policy_options(config["policy"])
-                or (setting is not None and setting.is_range)
-                or config.get("drift", "none") != "none")
+    return _uses_seed(bool(config.get("stochastic", True)), str(config["policy"]),
+                      config.get("slo_override"), str(config.get("drift", "none")))
 
 
 def seed_rows(frame: pd.DataFrame, seeds: Sequence[int], uses_seed: Sequence[bool]
