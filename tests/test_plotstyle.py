@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rollmux.placement import policy_names
+from rollmux.placement import builtin_policy_names
 from rollmux.plotstyle import (
     POLICY_STYLES,
     ordered_policies,
@@ -40,7 +40,7 @@ def _load(path: Path) -> ModuleType:
 
 def test_every_registered_policy_has_one_distinct_style() -> None:
     """Each built-in policy has a label and a colour, and no two policies share a colour."""
-    assert set(policy_names()) <= set(POLICY_STYLES)
+    assert set(builtin_policy_names()) <= set(POLICY_STYLES)
     colours = [style.colour for style in POLICY_STYLES.values()]
     assert len(set(colours)) == len(colours)
     assert all(mcolors.is_color_like(c) for c in colours)

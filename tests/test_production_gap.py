@@ -91,6 +91,8 @@ def test_gap_table_records_each_claim_and_the_share_of_the_gap_closed() -> None:
     assert c01.loc["0", "ours"] == pytest.approx(1.5) and c01.loc["1", "ours"] == pytest.approx(1.6)
     assert c01.loc["1", "gap_closed"] == pytest.approx(0.1 / 0.34)
     assert c01.loc["0", "gap_closed"] == 0.0
+    assert c01.loc["1", "seeds"] == 1
+    assert c01.loc["1", "ours_low"] == c01.loc["1", "ours_high"] == c01.loc["1", "ours"]
     realised = table[table["metric"] == "slo_attainment_realised_rollmux"].set_index("step")
     assert realised.loc["1", "ours"] == 80.0
 

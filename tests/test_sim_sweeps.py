@@ -34,7 +34,8 @@ from rollmux.sim.sweeps import (
     window_name,
     window_trace_text,
 )
-from rollmux.traces.loader import load_trace, trace_text
+from rollmux.traces.loader import load_trace
+from rollmux.traces.writer import trace_text
 
 
 def _jobs(n: int = 4) -> list[RLJob]:

@@ -19,14 +19,16 @@ GAP_BURST_TRACE = f"{GAP_TRACE}-burst"
 GAP_TARGET_PEAK = _PAPER_TARGETS["production"]["peak_rollout_gpus_solo"]
 
 
-# The production replays (policies, settings) on a trace with a lengths folder, at the
-# first seed only: evidence, not claims (the claims' intervals over `seeds` come from the
-# production replays of simulate.smk; 3 policies x 3 setups x 5 seeds would be 45 more
-# whole-trace replays in the quick profile).
+# Seeds of the decomposition's replays (default: the production replays' own).
+GAP_SEEDS = GAP_CONFIG.get("seeds") or sorted({k.seed for k in SIM_PLAN.production})
+# The production replays the claims need (RollMux, Solo-D, veRL; the production setting)
+# on a trace with a lengths folder; step 0 is the pipeline's own production replays.
 GAP_RUNS = {
     (trace, lengths): tuple(
-        _gap_dc.replace(k, trace=trace, lengths=lengths) for k in SIM_PLAN.production
-        if k.seed == SIM_PLAN.seeds[0]
+        _gap_dc.replace(k, trace=trace, lengths=lengths, seed=seed)
+        for k in SIM_PLAN.production
+        if k.policy in ("rollmux", "solo-d", "verl") and k.seed == SIM_PLAN.production[0].seed
+        for seed in GAP_SEEDS
     )
     for trace in (GAP_TRACE, GAP_BURST_TRACE)
     for lengths in ("", LENGTHS_PATH)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rollmux.experiments.beyond import comparison_metrics
+from rollmux.experiments.beyond import comparison_metrics, slo_optimum_metrics
 from rollmux.io import write_csv
 from rollmux.sim.policy_compare import (
     COMPARISON_COLUMNS,
@@ -46,6 +46,10 @@ metrics = pd.concat([comparison_metrics(table, baseline, candidate,
                                         dict(snakemake.params.labels),
                                         candidate.replace("-", "_"),
                                         str(snakemake.output.table))
-                     for candidate in others], ignore_index=True)
+                     for candidate in others]
+                    + [slo_optimum_metrics(pd.read_csv(snakemake.input.slo_optimum),
+                                           pd.read_csv(snakemake.input.slo_optimum_summary),
+                                           str(snakemake.input.slo_optimum))],
+                    ignore_index=True)
 write_csv(metrics, snakemake.output.metrics)
 logging.info("wrote %d replays and %d metrics", len(table), len(metrics))

@@ -15,6 +15,7 @@ from rollmux.experiments.production_gap import (
     burst_to_peak,
     gap_table,
     lengths_claims,
+    slo_by_replay,
     slo_readings,
 )
 from rollmux.hardware import load_hardware
@@ -66,7 +67,8 @@ elif experiment == "gap":
         mine = [f for f in files if str(Path(f).parent) in set(spec["folders"])]
         realised, reference = slo_readings(summaries(mine))
         steps.append(Step(spec["step"], spec["setup"], spec["factor"], spec["source"],
-                          collect_runs(folders(mine)), realised, reference))
+                          collect_runs(folders(mine)), realised, reference,
+                          tuple(slo_by_replay(summaries(mine)))))
     table = gap_table(steps, ledger)
     write_csv(table, snakemake.output.table, "%.6g")
     logging.info("wrote %d rows to %s", len(table), snakemake.output.table)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from rollmux.experiments.metrics import METRIC_COLUMNS
 
-__all__ = ["comparison_metrics"]
+__all__ = ["comparison_metrics", "slo_optimum_metrics"]
 
 
 def comparison_metrics(table: pd.DataFrame, baseline: str, candidate: str,
@@ -43,3 +43,31 @@ def comparison_metrics(table: pd.DataFrame, baseline: str, candidate: str,
             rows.append({"metric": f"{prefix}_{quantity}_{label}", "value": float(value),
                          "low": "", "high": "", "unit": unit, "source": source, "note": note})
     return pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
+
+
+def slo_optimum_metrics(table: pd.DataFrame, summary: pd.DataFrame, source: str,
+                        prefix: str = "rollmux_repeat_planner") -> pd.DataFrame:
+    """Metrics of rollmux-repeat's planner against the certified SLO-constrained optimum.
+
+    ``table``/``summary``: :data:`rollmux.theorem1.slo_optimum.SLO_OPTIMUM_COLUMNS` and
+    :data:`~rollmux.theorem1.slo_optimum.SLO_SUMMARY_COLUMNS`. Over every group: the share
+    where the planner is optimal (``%``), the mean gap with the 95 % bootstrap interval of
+    the per-size means' extremes (``%``) and the largest gap (``%``). ValueError naming
+    ``source`` when the table is empty.
+    """
+    if not len(table):
+        raise ValueError(f"{source}: no groups")
+    sizes = ", ".join(str(int(n)) for n in summary["n_jobs"])
+    note = f"{len(table)} random groups of {sizes} jobs; certified: {int(table['certified'].sum())}"
+    gap = 100.0 * table["gap"].astype(float)
+    rows = [
+        (f"{prefix}_optimal_share", 100.0 * table["heuristic_optimal"].astype(bool).mean(),
+         "", "", "%"),
+        (f"{prefix}_gap_mean", float(gap.mean()),
+         100.0 * float(summary["gap_mean_low"].min()),
+         100.0 * float(summary["gap_mean_high"].max()), "%"),
+        (f"{prefix}_gap_max", float(gap.max()), "", "", "%"),
+    ]
+    return pd.DataFrame([{"metric": m, "value": v, "low": lo, "high": hi, "unit": u,
+                          "source": source, "note": note} for m, v, lo, hi, u in rows],
+                        columns=list(METRIC_COLUMNS))

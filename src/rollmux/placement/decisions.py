@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from rollmux.jobs import RLJob
-from rollmux.phasetimes import PhaseTimes
+from rollmux.model.resolved import ResolvedJob
 
 __all__ = [
     "Decision",
     "GroupKind",
-    "JobProfile",
     "NewNode",
     "Placement",
     "Pool",
@@ -41,7 +40,8 @@ class GroupKind(StrEnum):
     SHARED = "shared"  # a RollMux co-execution group (phase-level multiplexing)
     DEDICATED = "dedicated"  # one job on its own rollout and training nodes (Solo-D, Gavel+)
     COLOCATED = "colocated"  # one job, every phase on its own training nodes (veRL)
-
+    TIMESLICE = "timeslice"  # jobs co-located on one slice of nodes, time-sliced (timeslice)
+    ASYNC = "async"  # one job on its own nodes, rollout overlapping training (async-solo-d)
 
 
 class Strategy(StrEnum):
@@ -64,17 +64,6 @@ class NewNode:
     gpu_type: str
 
 
-@dataclass(frozen=True, slots=True)
-class JobProfile:
-    """What placement needs of a job: phase times, nodes per pool, host memory per node."""
-
-    times: PhaseTimes
-    rollout_nodes: int
-    train_nodes: int
-    rollout_mem_gb: float
-    train_mem_gb: float
-
-
 @dataclass(frozen=True)
 class Placement:
     """One job onto concrete nodes of one group (existing or new), with its marginal cost.
@@ -82,7 +71,9 @@ class Placement:
     ``rollout_nodes``/``train_nodes`` are the node ids the job is pinned to (existing
     ones or ids among ``new_nodes``); ``marginal_cost_usd_per_h`` the hourly price of
     ``new_nodes``; ``meta_iteration_s`` the resulting group's meta-iteration under the
-    policy's admission estimates (``nan`` when the policy does not evaluate it).
+    policy's admission estimates (``nan`` when the policy does not evaluate it);
+    ``staleness`` how many iterations the job's rollout may run ahead of its training
+    (0: synchronous, on-policy; docs/designs.md).
     """
 
     job: RLJob
@@ -94,10 +85,11 @@ class Placement:
     marginal_cost_usd_per_h: float = 0.0
     new_group: bool = False
     group_kind: GroupKind = GroupKind.SHARED
-    profile: JobProfile | None = None
+    profile: ResolvedJob | None = None
     meta_iteration_s: float = math.nan
     node_orders: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     reason: str = ""
+    staleness: int = 0
 
     @property
     def job_id(self) -> str:

@@ -32,6 +32,7 @@ import pandas as pd
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.memo import Memo
+from rollmux.model import resolve
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import (
     ClusterSnapshot,
@@ -44,7 +45,6 @@ from rollmux.placement import (
     apply,
     empty_snapshot,
     get_policy,
-    job_profile,
     policy_options,
     release,
 )
@@ -257,7 +257,7 @@ def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
         hit = _DRAWS.get(key)
         if hit is not None:
             return hit
-        sampler = PhaseSampler(job, hw, root_seed=seed, config=sconf, drift=template,
+        sampler = PhaseSampler(resolve(job, hw), root_seed=seed, config=sconf, drift=template,
                                drift_reach=config.drift_reach, times=times, lengths=source)
         draws = [sampler.sample(k) for k in range(job.iterations)]
         table = PhaseDraws(array("d", [d.rollout_s for d in draws]),
@@ -291,10 +291,9 @@ def default_profile_factory(hw: Hardware, config: SimConfig, seed: int,
     def drifted(job: RLJob, progress: float) -> RLJob:
         sampler = samplers.get(job.job_id)
         if sampler is None:
-            sampler = PhaseSampler(job, hw, root_seed=seed, config=sconf,
+            sampler = PhaseSampler(resolve(job, hw), root_seed=seed, config=sconf,
                                    drift=templates[job.job_id],
-                                   drift_reach=config.drift_reach,
-                                   times=job_profile(job, hw).times)
+                                   drift_reach=config.drift_reach)
             samplers[job.job_id] = sampler
         times = sampler.drifted_times(progress)
         if times is sampler.times:
@@ -318,7 +317,7 @@ def with_submitted_jobs(r: Regrouping, jobs: Mapping[str, RLJob], hw: Hardware
     for p in r.placements:
         job = jobs[p.job.job_id]
         if p.job is not job:
-            p = dataclasses.replace(p, job=job, profile=job_profile(job, hw))
+            p = dataclasses.replace(p, job=job, profile=resolve(job, hw))
         placements.append(p)
     return dataclasses.replace(r, placements=tuple(placements))
 
@@ -449,7 +448,7 @@ class _Driver:
         job = self.jobs[k]
         placed = snap.jobs[job.job_id]
         group = snap.groups[placed.group_id]
-        colocated = group.kind is GroupKind.COLOCATED
+        colocated = group.kind in (GroupKind.COLOCATED, GroupKind.TIMESLICE)
         gpn = self.hw.node.gpus_per_node
         rnodes = tuple(_serial(n) for n in placed.rollout_nodes)
         tnodes = tuple(_serial(n) for n in placed.train_nodes)
@@ -478,6 +477,9 @@ class _Driver:
             rollout_gpus_per_node=gpus_per_node(t_gpus if colocated else r_gpus,
                                                 len(tnodes if colocated else rnodes), gpn),
             train_gpus_per_node=gpus_per_node(t_gpus, len(tnodes), gpn),
+            staleness=placed.staleness,
+            handover_s=max(0.0, times.warm_switch_s - self.hw.perf.warm_switch_const_s)
+            if group.kind is GroupKind.TIMESLICE else 0.0,
         )
 
     def _solo_s(self, job: RLJob) -> float:
@@ -487,7 +489,7 @@ class _Driver:
         the one-shot profiler "at the job's configured maximum token limit" (sec. 4.2, 5): the
         worst-case rollout and training of its phase profile plus sync, on its own GPUs.
         """
-        times = job_profile(job, self.hw).times
+        times = resolve(job, self.hw).times
         sync = times.sync_flat_s if self.config.sync == "flat" else times.sync_s
         return times.rollout_max_s + times.train_max_s + sync
 
@@ -499,7 +501,7 @@ class _Driver:
         long responses is not counted as slowed down by them; with expected times (or
         before any iteration), the phase model's expected Solo-D iteration.
         """
-        times = job_profile(job, self.hw).times
+        times = resolve(job, self.hw).times
         sync = times.sync_flat_s if self.config.sync == "flat" else times.sync_s
         if self.draw_factory is None or done <= 0:
             return times.rollout_s + times.train_s + sync
@@ -572,7 +574,8 @@ class _Driver:
             self._add(k, t, self.snapshot, t, resident=kind == "arrival")
             self._set_orders(decision.group_id, self.snapshot)
             self._event(t, kind, job.job_id, decision.group_id, decision.strategy.value,
-                        decision.marginal_cost_usd_per_h)
+                        decision.marginal_cost_usd_per_h,
+                        f"staleness={decision.staleness}" if decision.staleness else "")
         else:
             self._regroup(decision, t, arrival=(k, kind))
         self._record_ts(t)
@@ -674,7 +677,7 @@ class _Driver:
             drifted = self.profile_factory(job, progress)
             if drifted is not job:
                 placed = dataclasses.replace(placed, job=drifted,
-                                             times=job_profile(drifted, self.hw).times)
+                                             resolved=resolve(drifted, self.hw))
             jobs[job_id] = placed
         return dataclasses.replace(snap, jobs=jobs)
 
@@ -807,6 +810,10 @@ def simulate_trace(
         "phase_events": model.events,
         "phase_rows": len(phases) if phase_sink is None else phase_sink.rows,
     }
+    # The optimum policies' certified gaps (optimum_gap, ...; docs/optimum.md, section 6).
+    solve_stats = getattr(policy_obj, "stats", None)
+    if callable(getattr(solve_stats, "summary", None)):
+        extra.update(solve_stats.summary())  # type: ignore[union-attr]
     summary = summarize(jobs_df, ts, events, driver.gpu_types, extra)
     resolved = {**config.to_dict(), "policy": extra["policy"], "seed": seed,
                 "phase_sampler": label}

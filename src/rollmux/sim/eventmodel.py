@@ -27,12 +27,10 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from rollmux.phases import (
     DeadlockError,
-    Tail,
     appearances,
     node_release_s,
     order_multiplicities,
@@ -42,9 +40,21 @@ from rollmux.phases import (
     tail_gpus_per_node,
 )
 from rollmux.sim.analytic import InFlight, JobRuntime
+from rollmux.sim.eventstate import (
+    _OUT,
+    _ROLLING,
+    _TRAINING,
+    _WANTS_ROLLOUT,
+    _WANTS_TRAIN,
+    _Job,
+    _Node,
+    _resume_rollout,
+    _resume_train,
+)
+from rollmux.sim.phaserows import PHASE_FIELDS, PhaseRows
 from rollmux.sim.phasesink import PhaseSink
 from rollmux.sim.progress import PhaseDraws
-from rollmux.sim.records import PHASE_CODES, PHASE_RECORD_COLUMNS, POOL_CODES
+from rollmux.sim.records import PHASE_CODES, POOL_CODES
 
 __all__ = ["DeadlockError", "EventModel"]
 
@@ -56,198 +66,11 @@ _NODE_FREE, _ROLL_END, _TRAIN_END, _READY, _LEAVE = 0, 1, 2, 3, 4
 # The round of a finished job: every node passes over its slots.
 _NEVER = 1 << 62
 
-# Job states.
-_OUT, _WANTS_ROLLOUT, _WANTS_TRAIN, _ROLLING, _TRAINING = -1, 0, 1, 2, 3
-
 _ROLLOUT_POOL, _TRAIN_POOL = POOL_CODES["rollout"], POOL_CODES["train"]
 
-# The hot loop buffers five numbers per released phase in a flat list (its layout id,
-# iteration, start, end and work); every _BATCH_ROWS phases are expanded into one row
-# per node (the layout gives job, phase, pool, nodes and GPUs) and packed into a block of
-# _BLOCK_ROWS rows (about 40 MB). Blocks that large are memory-mapped by malloc, so the
-# memory of each block goes back to the system when the final table has copied it.
+# The hot loop buffers the released phases (rollmux.sim.phaserows) and flushes them every
+# _BATCH_ROWS phases.
 _BATCH_ROWS = 1 << 16
-_PHASE_FIELDS = 5  # numbers buffered per released phase
-_BLOCK_ROWS = 1 << 20
-_PHASE_DTYPE = np.dtype([
-    ("job", "<i4"), ("phase", "i1"), ("iteration", "<i4"), ("node", "<i4"), ("pool", "i1"),
-    ("start_s", "<f8"), ("end_s", "<f8"), ("work_s", "<f8"), ("gpus", "<i2"),
-])
-
-
-class _Node:
-    """One node: its cyclic order of jobs, where the order stands, and who holds it.
-
-    ``order[k]`` is a job and ``occurrence[k]`` which of that job's appearances in the
-    order slot ``k`` is (0 for its first); the node serves slot ``pos`` of round
-    ``round`` next. ``holder``: the job whose phase holds the node (None: free);
-    ``shared``: the node hosts more than one job; ``tails``: migrated tails holding a
-    share of its GPUs, (end time, share) (ended ones are dropped lazily).
-    """
-
-    __slots__ = ("holder", "occurrence", "order", "pool", "pos", "round", "serial", "shared",
-                 "tails")
-
-    def __init__(self, serial: int, pool: int) -> None:
-        """An empty node of ``pool`` (0 rollout, 1 training)."""
-        self.serial = serial
-        self.pool = pool
-        self.order: list[_Job] = []
-        self.occurrence: list[int] = []
-        self.pos = 0
-        self.round = 0
-        self.holder: _Job | None = None
-        self.shared = False
-        self.tails: list[Tail] = []
-
-
-class _Job:
-    """One admitted job: where it stands, its nodes, its phase constants and draws.
-
-    ``round``/``occurrence``: the round of its nodes' orders it is in and which of its
-    ``multiplicity`` appearances per round it runs next. ``start_s``/``switch_s``/
-    ``work_s``: the running phase; ``next_train_s``: the training time of the current
-    iteration (drawn with its rollout); ``tail_s``/``tail_gpus``: the current rollout's
-    migrated tail, running from ``tail_start_s`` to ``tail_end_s`` once it started (0
-    GPUs: no tail running; ``tail_layout``: its rows); ``tail_placements``: per tail size,
-    its row layout and the share of each node it holds (built once per size).
-    """
-
-    __slots__ = (
-        "busy_rollout_gpu_s",
-        "busy_train_gpu_s",
-        "carry",
-        "carry_from",
-        "carry_stamp",
-        "cold_left",
-        "cold_phase_switch_s",
-        "cold_switch_s",
-        "coloc_ratio",
-        "colocated",
-        "draws",
-        "epoch",
-        "expected_rollout_s",
-        "expected_train_s",
-        "holding",
-        "index",
-        "iteration",
-        "multiplicity",
-        "next_train_s",
-        "nodes",
-        "occurrence",
-        "ready_s",
-        "rollout_gpus",
-        "rollout_gpus_per_node",
-        "rollout_layout",
-        "rollout_nodes",
-        "rollout_switch_s",
-        "round",
-        "start_s",
-        "state",
-        "switch_s",
-        "sync_s",
-        "tail_end_s",
-        "tail_gpus",
-        "tail_layout",
-        "tail_placements",
-        "tail_s",
-        "tail_start_s",
-        "target",
-        "train_gpus",
-        "train_layout",
-        "train_nodes",
-        "train_switch_s",
-        "warm_switch_s",
-        "work_s",
-    )
-
-    def __init__(self, index: int) -> None:
-        """A job that was never admitted (``add_job`` sets its fields)."""
-        self.index = index
-        self.epoch = 0  # incremented at each removal: its pending events become stale
-        self.state = _OUT
-        self.iteration = 0
-        self.target = 0
-        self.round = 0
-        self.occurrence = 0
-        self.multiplicity = 1
-        self.ready_s = 0.0
-        self.holding = False
-        self.draws: PhaseDraws | None = None
-        self.cold_left: set[int] = set()
-        self.nodes: tuple[_Node, ...] = ()
-        self.rollout_nodes: tuple[_Node, ...] = ()
-        self.train_nodes: tuple[_Node, ...] = ()
-        self.colocated = False
-        self.warm_switch_s = 0.0
-        self.cold_switch_s = 0.0
-        self.cold_phase_switch_s = 0.0
-        self.rollout_switch_s = 0.0
-        self.train_switch_s = 0.0
-        self.sync_s = 0.0
-        self.coloc_ratio = 1.0
-        self.expected_rollout_s = 0.0
-        self.expected_train_s = 0.0
-        self.rollout_layout = -1
-        self.train_layout = -1
-        self.rollout_gpus = 0
-        self.train_gpus = 0
-        self.start_s = 0.0
-        self.switch_s = 0.0
-        self.work_s = 0.0
-        self.next_train_s = 0.0
-        self.rollout_gpus_per_node: tuple[int, ...] = ()
-        self.tail_s = 0.0
-        self.tail_gpus = 0
-        self.tail_start_s = 0.0
-        self.tail_end_s = 0.0
-        self.tail_layout = -1
-        self.tail_placements: dict[int, tuple[int, tuple[tuple[_Node, float], ...]]] = {}
-        self.busy_rollout_gpu_s = 0.0
-        self.busy_train_gpu_s = 0.0
-        # A free move's carried phase: the share of its next phase already done, and of
-        # the running phase that started from a carried share, the share and which
-        # (iteration, state) it belongs to.
-        self.carry = 0.0
-        self.carry_from = 0.0
-        self.carry_stamp = (-1, _OUT)
-
-    def next_key(self, pool: int) -> tuple[int, int]:
-        """(round, occurrence) of the job's next phase on a node of ``pool``."""
-        r, o = self.round, self.occurrence
-        st = self.state
-        if st < 0:
-            return r, o
-        ahead = st != _WANTS_ROLLOUT if pool == _ROLLOUT_POOL else st == _TRAINING
-        if not ahead:
-            return r, o
-        o += 1
-        return (r + 1, 0) if o == self.multiplicity else (r, o)
-
-
-def _resume_rollout(job: _Job, roll_s: float, node_s: float) -> tuple[float, float]:
-    """The rest of a rollout resumed with ``job.carry`` of it done: (rollout, node) times.
-
-    The node time is cut by the work done; a rollout carried past its node time (in its
-    migrated tail) runs the rest on the job's nodes.
-    """
-    share = job.carry
-    job.carry = 0.0
-    job.carry_from = share
-    job.carry_stamp = (job.iteration, _ROLLING)
-    rest_s = roll_s * (1.0 - share)
-    node_rest_s = node_s - roll_s * share
-    return rest_s, node_rest_s if node_rest_s > 0.0 else rest_s
-
-
-def _resume_train(job: _Job, train_s: float, sync_s: float) -> tuple[float, float]:
-    """The rest of a training (then sync) resumed with ``job.carry`` of it done."""
-    share = job.carry
-    job.carry = 0.0
-    job.carry_from = share
-    job.carry_stamp = (job.iteration, _TRAINING)
-    done_s = (train_s + sync_s) * share
-    return max(0.0, train_s - done_s), sync_s - max(0.0, done_s - train_s)
 
 
 class EventModel:
@@ -270,19 +93,12 @@ class EventModel:
         self.record_phases = record_phases
         self.jobs: list[_Job] = [_Job(i) for i in range(n_jobs)]
         self.nodes: dict[int, _Node] = {}
-        # Flat: layout id, iteration, start, end, work of each released phase in turn.
-        # (Extending by a short-lived tuple keeps no tuple alive: cheaper to build, to
-        # convert and to free, and no work for the cyclic garbage collector.)
-        self.rows: list[float] = []
-        # Phase layouts, one per phase kind of each admission (see _layout): job, phase
-        # code, pool code, number of nodes, offset into the flat node/GPU lists; and
-        # their numpy copies for _flush (rebuilt when layouts were added since).
-        self.lay_cols: tuple[list[int], ...] = ([], [], [], [], [])
-        self.lay_nodes: list[int] = []
-        self.lay_gpus: list[int] = []
-        self.lay_np: tuple[np.ndarray, ...] = ()
-        self.chunks: list[np.ndarray] = []
-        self.block_used = 0
+        # Released phases, buffered flat and packed into blocks of rows (or streamed to
+        # the sink); the hot path extends ``rows`` and flushes it (rollmux.sim.phaserows).
+        self.out = PhaseRows(sink)
+        self.rows = self.out.rows
+        self._layout = self.out.layout
+        self._flush = self.out.flush
         self._build_hot_path()
 
     # ------------------------------------------------------------------ membership
@@ -332,6 +148,14 @@ class EventModel:
                                            times.warm_switch_s, times.cold_switch_s)
         job.sync_s = 0.0 if coloc else rt.sync_s
         job.coloc_ratio = rt.coloc_ratio
+        job.handover_s = rt.handover_s
+        job.staleness = rt.staleness
+        job.rolled = done
+        job.rolling_k = -1
+        job.train_start_s = -1.0
+        if job.staleness:
+            job.carry = 0.0  # an asynchronous job restarts its unfinished iterations
+            job.state = _WANTS_ROLLOUT
         job.expected_rollout_s = times.rollout_s
         job.expected_train_s = times.train_s
         job.rollout_layout = self._layout(job.index, PHASE_CODES["rollout"],
@@ -352,9 +176,14 @@ class EventModel:
         self._membership_changed(job.nodes)
         for node in job.nodes:
             self._normalise(node)
+        if job.staleness and any(len(node.order) > 1 for node in job.nodes):
+            raise ValueError(f"job {rt.index}: an asynchronous job must hold its nodes alone")
         if ready_s > t:
             self._push(ready_s, _READY, job)
-        self._try(job, t)
+        if job.staleness:
+            self._async_try(job, t)
+        else:
+            self._try(job, t)
 
     def in_flight(self, i: int, t: float) -> InFlight | None:
         """Job ``i``'s unfinished iteration at ``t``: its phase and the share done (None: none).
@@ -365,6 +194,8 @@ class EventModel:
         """
         job = self.jobs[i]
         st = job.state
+        if job.staleness:
+            return None  # an asynchronous job's unfinished iterations are lost
         if st == _WANTS_ROLLOUT:
             return InFlight("rollout", job.carry) if job.carry else None
         if st == _WANTS_TRAIN:
@@ -395,7 +226,9 @@ class EventModel:
         """
         self.now = max(self.now, t)
         job = self.jobs[i]
-        if job.holding:
+        if job.staleness:
+            self._async_abort(job, t)
+        elif job.holding:
             self._release(job, t, True)
         elif job.state == _ROLLING and job.tail_gpus:
             self._end_tail(job, t)
@@ -407,6 +240,8 @@ class EventModel:
         for node in job.nodes:
             if self.nodes.get(node.serial) is not node:
                 continue
+            if job in node.queue:
+                node.queue.remove(job)
             slots = [k for k, other in enumerate(node.order) if other is job]
             if not slots:
                 continue
@@ -426,7 +261,11 @@ class EventModel:
         for node in touched:
             self._normalise(node)
         for node in touched:
-            self._try(node.order[node.pos], t)
+            nxt = node.queue[0] if node.queue else node.order[node.pos]
+            if nxt.staleness:
+                self._async_try(nxt, t)
+            else:
+                self._try(nxt, t)
         return job.iteration
 
     def set_node_orders(self, group_id: str, orders: Mapping[int, Sequence[int]]) -> None:
@@ -498,6 +337,11 @@ class EventModel:
                                             warm, cold)
             job.train_switch_s = switch_s(switch_paid(False, job.colocated, shared_t),
                                           warm, cold)
+            if job.colocated and shared_t:
+                # A time-sliced hand-over: the outgoing phase's state is snapshotted too
+                # (charged to the phase that leaves, at its end; docs/designs.md).
+                job.rollout_switch_s += job.handover_s
+                job.train_switch_s += job.handover_s
 
     def _tail_placement(self, job: _Job) -> tuple[int, tuple[tuple[_Node, float], ...]]:
         """Where the job's tail of ``job.tail_gpus`` GPUs sits: its row layout, node shares.
@@ -526,25 +370,6 @@ class EventModel:
         job.tail_gpus = 0
 
     # ------------------------------------------------------------------ internals
-
-    def _layout(self, i: int, phase: int, pool: int, nodes: Sequence[int],
-                gpus: Sequence[int]) -> int:
-        """Register the rows a phase of job ``i`` on ``nodes`` writes; returns its id.
-
-        A released phase is buffered as its layout id plus its own times; _flush turns
-        it into one row per node, in the order of ``nodes``.
-        """
-        if len(nodes) != len(gpus):
-            raise ValueError("one GPU count per node expected")
-        jobs, phases, pools, counts, offsets = self.lay_cols
-        jobs.append(i)
-        phases.append(phase)
-        pools.append(pool)
-        counts.append(len(nodes))
-        offsets.append(len(self.lay_nodes))
-        self.lay_nodes.extend(nodes)
-        self.lay_gpus.extend(gpus)
-        return len(jobs) - 1
 
     def _push(self, t: float, kind: int, job: _Job) -> None:
         """Schedule an event of ``job`` (stale once the job's epoch changes)."""
@@ -581,7 +406,7 @@ class EventModel:
         """
         heap, rows = self.heap, self.rows
         put = rows.extend
-        batch_len = _BATCH_ROWS * _PHASE_FIELDS
+        batch_len = _BATCH_ROWS * PHASE_FIELDS
         counter = self.counter
         push = heapq.heappush
         record = self.record_phases
@@ -599,9 +424,17 @@ class EventModel:
                 return
             nodes = job.rollout_nodes if st == _WANTS_ROLLOUT else job.train_nodes
             if job.colocated:
+                # Co-located jobs of a time slice acquire their nodes first come, first
+                # served; a lone (veRL) job never waits for another.
                 for s in nodes:
-                    if s.holder is not None:
+                    if s.holder is not None or (s.queue and s.queue[0] is not job):
+                        for q in nodes:
+                            if job not in q.queue:
+                                q.queue.append(job)
                         return
+                for s in nodes:
+                    if s.queue and s.queue[0] is job:
+                        del s.queue[0]
             else:
                 r, o = job.round, job.occurrence
                 for s in nodes:
@@ -714,64 +547,6 @@ class EventModel:
         self._try = try_
         self._release = release
 
-    def _flush(self) -> None:
-        """Expand the buffered phases into rows; pack them into the current block.
-
-        Each buffered phase becomes one row per node of its layout, in the layout's node
-        order, so the rows are those the loop would have written one by one. Iterations
-        and layout ids are far below 2**53, so the float64 batch holds them exactly.
-        """
-        rows = self.rows
-        if not rows:
-            return
-        batch = np.fromiter(rows, dtype=np.float64, count=len(rows))
-        batch = batch.reshape(-1, _PHASE_FIELDS)
-        rows.clear()
-        jobs, phases, pools, counts, offsets = self.lay_cols
-        if not self.lay_np or len(self.lay_np[0]) != len(jobs):
-            self.lay_np = (
-                np.array(jobs, dtype=_PHASE_DTYPE["job"]),
-                np.array(phases, dtype=_PHASE_DTYPE["phase"]),
-                np.array(pools, dtype=_PHASE_DTYPE["pool"]),
-                np.array(counts, dtype=np.intp),
-                np.array(offsets, dtype=np.intp),
-                np.array(self.lay_nodes, dtype=_PHASE_DTYPE["node"]),
-                np.array(self.lay_gpus, dtype=_PHASE_DTYPE["gpus"]),
-            )
-        l_job, l_phase, l_pool, l_count, l_off, l_nodes, l_gpus = self.lay_np
-        lid = batch[:, 0].astype(np.intp)
-        n_rows = l_count[lid]
-        # The phase of each row, and the row's node: its layout's offset plus its rank
-        # among the phase's rows.
-        of_row = np.repeat(np.arange(len(lid)), n_rows)
-        first = np.cumsum(n_rows) - n_rows
-        at = l_off[lid][of_row] + (np.arange(len(of_row)) - first[of_row])
-        lid = lid[of_row]
-        flat = np.empty(len(of_row), dtype=_PHASE_DTYPE)
-        flat["job"] = l_job[lid]
-        flat["phase"] = l_phase[lid]
-        flat["iteration"] = batch[of_row, 1].astype(_PHASE_DTYPE["iteration"])
-        flat["node"] = l_nodes[at]
-        flat["pool"] = l_pool[lid]
-        flat["start_s"] = batch[of_row, 2]
-        flat["end_s"] = batch[of_row, 3]
-        flat["work_s"] = batch[of_row, 4]
-        flat["gpus"] = l_gpus[at]
-        del batch
-        if self.sink is not None:
-            self.sink.write(flat)
-            return
-        done = 0
-        while done < len(flat):
-            if not self.chunks or self.block_used == len(self.chunks[-1]):
-                self.chunks.append(np.empty(_BLOCK_ROWS, dtype=_PHASE_DTYPE))
-                self.block_used = 0
-            block = self.chunks[-1]
-            take = min(len(flat) - done, len(block) - self.block_used)
-            block[self.block_used:self.block_used + take] = flat[done:done + take]
-            self.block_used += take
-            done += take
-
     # ------------------------------------------------------------------ the loop
 
     def run_until(self, t_limit: float) -> list[tuple[int, float]]:
@@ -792,7 +567,7 @@ class EventModel:
         record = self.record_phases
         rows = self.rows
         put = rows.extend
-        batch_len = _BATCH_ROWS * _PHASE_FIELDS
+        batch_len = _BATCH_ROWS * PHASE_FIELDS
         count = 0
         try:
             while heap:
@@ -804,6 +579,14 @@ class EventModel:
                 if ep != job.epoch:
                     continue
                 count += 1
+                if job.staleness:
+                    if kind == _READY:
+                        self._async_try(job, t)
+                    elif kind != _LEAVE and self._async_event(kind, job, t):
+                        heapq.heappush(heap, (t, _LEAVE, next(self.counter), job, ep))
+                        self.now = t
+                        return [(job.index, t)]
+                    continue
                 if kind == _TRAIN_END:
                     freed = release(job, t)
                     job.iteration += 1
@@ -811,7 +594,7 @@ class EventModel:
                         job.state = _OUT
                         job.round, job.occurrence = _NEVER, 0
                         for s in freed:
-                            nxt = s.order[s.pos]
+                            nxt = s.queue[0] if s.queue else s.order[s.pos]
                             if 0 <= nxt.state <= _WANTS_TRAIN:
                                 try_(nxt, t)
                         heapq.heappush(heap, (t, _LEAVE, next(self.counter), job, ep))
@@ -857,7 +640,7 @@ class EventModel:
                     for s in job.nodes:
                         if self.nodes.get(s.serial) is s:
                             self._normalise(s)
-                            nxt = s.order[s.pos]
+                            nxt = s.queue[0] if s.queue else s.order[s.pos]
                             if 0 <= nxt.state <= _WANTS_TRAIN:
                                 try_(nxt, t)
                     continue
@@ -865,7 +648,7 @@ class EventModel:
                     try_(job, t)
                     continue
                 for s in freed:
-                    nxt = s.order[s.pos]
+                    nxt = s.queue[0] if s.queue else s.order[s.pos]
                     if 0 <= nxt.state <= _WANTS_TRAIN:
                         try_(nxt, t)
         finally:
@@ -876,6 +659,100 @@ class EventModel:
         if math.isfinite(t_limit):
             self.now = max(self.now, t_limit)
         return []
+
+    # ------------------------------------------------------------------ asynchronous jobs
+
+    def _async_try(self, job: _Job, t: float) -> None:
+        """Start what an asynchronous job can start at ``t`` (docs/designs.md, "async").
+
+        Rollout k may start once the rollout nodes are free and training k - 1 - s has
+        ended (s: the staleness; s = 0 would be synchronous); training k once rollout k
+        is complete and training k - 1 has ended (with its sync).
+        """
+        if job.state < 0 or job.ready_s > t:
+            return
+        draws = job.draws
+        k = job.rolled
+        if job.rolling_k < 0 and k < job.target and job.iteration >= k - job.staleness:
+            roll = job.expected_rollout_s if draws is None else draws.rollout_s[k]
+            switch = self._async_switch(job, job.rollout_nodes)
+            job.rolling_k = k
+            job.stale_roll_start_s = t
+            for s in job.rollout_nodes:
+                s.holder = job
+            self._push(t + switch + roll, _ROLL_END, job)
+        k = job.iteration
+        if job.train_start_s < 0 and k < job.rolled:
+            work = job.expected_train_s if draws is None else draws.train_s[k]
+            switch = self._async_switch(job, job.train_nodes)
+            job.train_start_s = t
+            job.next_train_s = work
+            for s in job.train_nodes:
+                s.holder = job
+            self._push(t + switch + work + job.sync_s, _TRAIN_END, job)
+
+    def _async_switch(self, job: _Job, nodes: Sequence[_Node]) -> float:
+        """The switch an asynchronous job's phase pays: cold on a node not yet loaded."""
+        cold_left = job.cold_left
+        if cold_left and not cold_left.isdisjoint([s.serial for s in nodes]):
+            cold_left.difference_update([s.serial for s in nodes])
+            return job.cold_phase_switch_s
+        return 0.0
+
+    def _async_record(self, job: _Job, layout: int, k: int, start: float, end: float,
+                      work: float) -> None:
+        """One phase row of an asynchronous job (buffered like the hot path's)."""
+        if self.record_phases:
+            self.rows.extend((layout, k, start, end, work))
+            if len(self.rows) >= _BATCH_ROWS * PHASE_FIELDS:
+                self._flush()
+
+    def _async_event(self, kind: int, job: _Job, t: float) -> bool:
+        """A rollout or training of an asynchronous job ends; True when the job completes."""
+        draws = job.draws
+        if kind == _ROLL_END:
+            k = job.rolling_k
+            roll = job.expected_rollout_s if draws is None else draws.rollout_s[k]
+            job.busy_rollout_gpu_s += roll * job.rollout_gpus
+            self._async_record(job, job.rollout_layout, k, job.stale_roll_start_s, t, roll)
+            for s in job.rollout_nodes:
+                s.holder = None
+            job.rolling_k = -1
+            job.rolled += 1
+        elif kind == _TRAIN_END:
+            k = job.iteration
+            work = job.next_train_s
+            job.busy_train_gpu_s += work * job.train_gpus
+            self._async_record(job, job.train_layout, k, job.train_start_s, t, work)
+            for s in job.train_nodes:
+                s.holder = None
+            job.train_start_s = -1.0
+            job.iteration += 1
+            if job.iteration >= job.target:
+                job.state = _OUT
+                job.round, job.occurrence = _NEVER, 0
+                return True
+        self._async_try(job, t)
+        return False
+
+    def _async_abort(self, job: _Job, t: float) -> None:
+        """An asynchronous job is removed at ``t``: its running phases are cut and recorded."""
+        if job.rolling_k >= 0:
+            work = max(0.0, t - job.stale_roll_start_s)
+            job.busy_rollout_gpu_s += work * job.rollout_gpus
+            self._async_record(job, job.rollout_layout, job.rolling_k, job.stale_roll_start_s,
+                               t, work)
+            job.rolling_k = -1
+        if job.train_start_s >= 0:
+            work = min(job.next_train_s, max(0.0, t - job.train_start_s))
+            job.busy_train_gpu_s += work * job.train_gpus
+            self._async_record(job, job.train_layout, job.iteration, job.train_start_s, t,
+                               work)
+            job.train_start_s = -1.0
+        for s in job.nodes:
+            if s.holder is job:
+                s.holder = None
+        job.rolled = job.iteration
 
     def iterations_done(self, i: int) -> int:
         """Whole iterations job ``i`` has completed."""
@@ -889,24 +766,7 @@ class EventModel:
     def phase_table(self) -> pd.DataFrame:
         """The per-phase table (columns :data:`PHASE_RECORD_COLUMNS`), rows in order of release.
 
-        Chunks are copied column by column into preallocated arrays and dropped as they
-        go, so the peak memory is one table plus one chunk. With a sink, the last rows
-        go to it and the table is empty.
+        With a sink, the last rows go to it and the table is empty
+        (:meth:`rollmux.sim.phaserows.PhaseRows.table`).
         """
-        self._flush()
-        chunks = self.chunks
-        if chunks:
-            chunks[-1] = chunks[-1][:self.block_used]
-        self.chunks = []
-        self.block_used = 0
-        total = sum(len(c) for c in chunks)
-        columns = {name: np.empty(total, dtype=_PHASE_DTYPE[name]) for name in PHASE_RECORD_COLUMNS}
-        at = 0
-        chunks.reverse()
-        while chunks:
-            chunk = chunks.pop()
-            for name in PHASE_RECORD_COLUMNS:
-                columns[name][at:at + len(chunk)] = chunk[name]
-            at += len(chunk)
-            del chunk
-        return pd.DataFrame(columns, columns=list(PHASE_RECORD_COLUMNS), copy=False)
+        return self.out.table()

@@ -37,9 +37,8 @@ import pandas as pd
 from rollmux.closedform import (
     SECONDS_PER_HOUR,
     fluid_cost_usd_per_iteration,
-    job_phases_from_rljob,
-    pools_from_hardware,
 )
+from rollmux.model import resolve
 from rollmux.sim.engine import FIDELITIES
 from rollmux.sim.replay import ReplaySpec, parse_slo, replay_keys
 
@@ -408,6 +407,9 @@ def run_row(folder: str | Path) -> dict[str, Any]:
     shares = summary.get("admission_shares") or {}
     for strategy in ADMISSION_STRATEGIES:
         row[f"share_{strategy.replace('-', '_')}"] = float(shares.get(strategy, 0.0))
+    # The optimum policies' certified gap (docs/optimum.md, section 6); NaN for the others.
+    gap = summary.get("optimum_gap")
+    row["optimum_gap"] = math.nan if gap is None else float(gap)
     return row
 
 
@@ -511,6 +513,10 @@ def sensitivity_table(runs: pd.DataFrame, settings: Sequence[Setting],
                 "optimal_cost_usd_per_h": float(ref["cost_usd_per_h"]),
                 "cost_over_optimal": rec.cost_usd_per_h / float(ref["cost_usd_per_h"]),
                 "total_cost_over_optimal": rec.total_cost_usd / float(ref["total_cost_usd"]),
+                # The reference's certified gap: the ratios above may be up to this much
+                # high (its cost is within this fraction above the proven bound).
+                "reference_gap": float(ref["optimum_gap"]) if "optimum_gap" in ref.index
+                else math.nan,
                 "slo_attainment": rec.slo_attainment,
                 "peak_gpus_total": rec.peak_gpus_total,
                 "peak_cost_usd_per_h": rec.peak_cost_usd_per_h,
@@ -519,7 +525,7 @@ def sensitivity_table(runs: pd.DataFrame, settings: Sequence[Setting],
     return pd.DataFrame(rows, columns=[
         "kind", "value", "trace", "slo", "maxgroup", "policy", "seed", "cost_usd_per_h",
         "total_cost_usd", "optimal_cost_usd_per_h", "cost_over_optimal",
-        "total_cost_over_optimal", "slo_attainment", "peak_gpus_total",
+        "total_cost_over_optimal", "reference_gap", "slo_attainment", "peak_gpus_total",
         "peak_cost_usd_per_h", "jobs", "jobs_completed"])
 
 
@@ -535,8 +541,8 @@ def fluid_job_rates(jobs: Sequence[Any], hw: Any) -> pd.DataFrame:
     """
     rows = []
     for job in jobs:
-        phases = job_phases_from_rljob(job, hw)
-        pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
+        resolved = resolve(job, hw)
+        phases, pools = resolved.phases, resolved.pools
         per_iter = fluid_cost_usd_per_iteration(phases, pools)
         solo = phases.solo_iteration_s
         rows.append({

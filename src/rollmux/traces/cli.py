@@ -29,8 +29,9 @@ from rollmux.cliutil import (
 from rollmux.errors import ExitStatus, UsageError, printable
 from rollmux.io import atomic_write, write_text
 from rollmux.traces import adapters, generate
-from rollmux.traces.loader import load_trace, trace_text
+from rollmux.traces.loader import load_trace
 from rollmux.traces.stats import stats_table, summary_lines
+from rollmux.traces.writer import trace_text
 
 GENERATORS = ("production", "simulation", "microbench")
 #: Arrival horizon per adapter when --horizon-h is absent: two weeks (§6.4), 580 h (§6.5).

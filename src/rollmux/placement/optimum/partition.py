@@ -14,12 +14,13 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.placement.optimum.certified import CertifyOptions, certified_partition
 from rollmux.placement.optimum.periods import PeriodCache
 from rollmux.placement.optimum.plans import (
     Context,
@@ -36,12 +37,37 @@ from rollmux.placement.optimum.plans import (
     job_data,
     solo_plan,
 )
-from rollmux.placement.optimum.search import DeadlineError, compatible, min_cost
+from rollmux.placement.optimum.search import (
+    DeadlineError,
+    Effort,
+    EffortError,
+    compatible,
+    min_cost,
+)
 
-__all__ = ["ColumnCache", "MilpAnswer", "cliques", "optimal_partition", "solve_set_partitioning"]
+__all__ = [
+    "DEFAULT_EXACT_EFFORT",
+    "METHODS",
+    "ColumnCache",
+    "Method",
+    "MilpAnswer",
+    "cliques",
+    "optimal_partition",
+    "solve_set_partitioning",
+]
 
-# (chosen column indices, HiGHS status text, proven optimal)
-MilpAnswer = tuple[list[int], str, bool]
+# "exact": every candidate group searched to the end; "certified": column generation
+# with a proven lower bound (module certified); "auto": exact while its searches stay
+# within ``exact_effort`` work units per call, else certified from what they found.
+Method = Literal["exact", "certified", "auto"]
+METHODS: tuple[str, ...] = ("exact", "certified", "auto")
+# Work units (pinnings and orders tried) of one call's exact searches before "auto"
+# switches to the certified method (a unit is about 0.1 ms of search on the 2-core VM).
+DEFAULT_EXACT_EFFORT = 40_000
+
+# (chosen column indices, HiGHS status text, proven optimal (within the asked gap), and,
+# when a gap was asked, HiGHS's proven dual bound)
+MilpAnswer = tuple[list[int], str, bool] | tuple[list[int], str, bool, float]
 # (job count, each column's job indices, each column's cost)
 MilpInput = tuple[int, tuple[tuple[int, ...], ...], tuple[float, ...]]
 
@@ -106,7 +132,10 @@ class ColumnCache:
         self._by_job: dict[int, list[frozenset[int]]] = {}
         self.job_data: dict[RLJob, JobData] = {}
         self.periods = PeriodCache()
-        self._milp: dict[MilpInput, MilpAnswer] = {}
+        self._milp: dict[Any, MilpAnswer] = {}
+        # What the certified method proved about job sets (a lower bound, the plan once
+        # exact), keyed like the sets; properties of the sets alone.
+        self.certified: dict[frozenset[int], Any] = {}
 
     def __len__(self) -> int:
         """Number of job sets whose search result is kept."""
@@ -120,6 +149,7 @@ class ColumnCache:
         self.job_data.clear()
         self.periods.clear()
         self._milp.clear()
+        self.certified.clear()
 
     def configure(self, hw: Hardware, orders: Orders, space: Space) -> None:
         """Bind to this configuration (compared by value); clear everything if it differs."""
@@ -143,6 +173,9 @@ class ColumnCache:
                 self._sets.pop(key, None)
             self.job_data.pop(job, None)
             del self._uid[job]
+        if self.certified and len(self._uid) < self._next_uid:
+            live = frozenset(self._uid.values())
+            self.certified = {k: v for k, v in self.certified.items() if k <= live}
         return uids
 
     @property
@@ -163,15 +196,15 @@ class ColumnCache:
         for uid in key:
             self._by_job.setdefault(uid, []).append(key)
 
-    def milp_answer(self, key: MilpInput) -> MilpAnswer | None:
-        """A kept answer of the MILP with exactly this input."""
-        return self._milp.get(key)
+    def milp_answer(self, key: MilpInput, mip_gap: float = 0.0) -> MilpAnswer | None:
+        """A kept answer of the MILP with exactly this input (and gap tolerance)."""
+        return self._milp.get((key, mip_gap) if mip_gap else key)
 
-    def keep_milp_answer(self, key: MilpInput, answer: MilpAnswer) -> None:
+    def keep_milp_answer(self, key: MilpInput, answer: MilpAnswer, mip_gap: float = 0.0) -> None:
         """Keep the answer of a MILP solved without a time limit."""
         if len(self._milp) >= self.MILP_ENTRIES:
             self._milp.clear()
-        self._milp[key] = answer
+        self._milp[(key, mip_gap) if mip_gap else key] = answer
 
 
 class _SplitTable:
@@ -219,6 +252,10 @@ def optimal_partition(
     orders: Orders = "all",
     space: Space = "full",
     cache: ColumnCache | None = None,
+    method: Method = "exact",
+    exact_effort: int = DEFAULT_EXACT_EFFORT,
+    certify: CertifyOptions | None = None,
+    mip_gap: float = 0.0,
 ) -> Partition:
     """Minimum-cost partition of ``jobs`` into feasible groups, by set-partitioning MILP.
 
@@ -227,7 +264,15 @@ def optimal_partition(
     the whole call; when it runs out the result is feasible but ``solver`` says it is not
     proven optimal (and ``proven_optimal`` is False). Groups are ordered by their first
     job's position in ``jobs``. ``cache`` keeps the columns for later calls on
-    overlapping job sets; results are the same with or without it.
+    overlapping job sets; with ``method="exact"`` results are the same with or without it.
+
+    ``method``: ``"exact"`` searches every candidate group; ``"certified"`` uses column
+    generation (:mod:`.certified`, options ``certify``) and returns a partition with a
+    proven lower bound (``Partition.lower_bound_usd_per_h``, ``Partition.gap``);
+    ``"auto"`` is exact while one call's searches stay within ``exact_effort`` work
+    units, and certified otherwise (docs/optimum.md, section 6). ``mip_gap`` > 0 lets the
+    exact method's MILP stop at that proven relative gap (HiGHS's ``mip_rel_gap``); the
+    partition then carries HiGHS's dual bound as its lower bound.
     """
     start = time.perf_counter()
     max_group_size = check_group_size(max_group_size)
@@ -237,6 +282,14 @@ def optimal_partition(
     ctx = context(hw)
     if cache is not None and not isinstance(cache, ColumnCache):
         raise ValueError(f"cache = {cache!r}: expected a ColumnCache or None")
+    if method not in METHODS:
+        raise ValueError(f"method = {method!r}: expected one of {', '.join(METHODS)}")
+    budget = Effort(exact_effort) if method == "auto" else None
+    if isinstance(mip_gap, bool) or not isinstance(mip_gap, int | float) or not (
+        0.0 <= mip_gap < 1.0
+    ):
+        raise ValueError(f"mip_gap = {mip_gap!r}: expected a number in [0, 1)")
+    certify = CertifyOptions() if certify is None else certify
     if cache is not None:
         cache.configure(hw, orders, space)
     data = job_data(jobs, ctx, None if cache is None else cache.job_data)
@@ -265,7 +318,10 @@ def optimal_partition(
     uid_of = uids.__getitem__
     job_id_of = [d.job.job_id for d in data].__getitem__
     cached = {} if cache is None else cache.entries
-    for level in cliques(adj, n, max_group_size)[1:]:
+    levels = cliques(adj, n, max_group_size)
+    outcome: dict[tuple[int, ...], GroupPlan | None] = {}  # this call's searches
+    fallback = method == "certified"
+    for level in levels[1:] if not fallback else ():
         splits.reset()
         for subset in level:
             mask = sum(map(bit, subset))
@@ -289,29 +345,62 @@ def optimal_partition(
             members = [data[i] for i in subset]
             try:
                 found = min_cost(
-                    members, ctx, upper, True, all_orders, full_space, periods, deadline, floor
+                    members, ctx, upper, True, all_orders, full_space, periods, deadline, floor,
+                    budget,
                 )
             except DeadlineError:
                 timed_out = True
                 break
+            except EffortError:
+                fallback = True
+                break
             searched += 1
+            outcome[subset] = found
             if cache is not None and key is not None:
                 cache.put(key, found)
             if found is not None:
                 column_cost[mask] = found.cost_usd_per_h
                 columns.append((subset, found))
-        if timed_out:
+        if timed_out or fallback:
             break
+    if fallback and not timed_out:
+        candidates = [subset for level in levels[1:] for subset in level]
+        known: dict[tuple[int, ...], GroupPlan] = {}
+        dominated: set[tuple[int, ...]] = set()
+        for subset in candidates:
+            if subset in outcome:
+                plan = outcome[subset]
+            elif cache is not None and (entry := cached.get(frozenset(map(uid_of, subset)))):
+                plan = None if entry.cost is None else entry.plans.get(
+                    tuple(map(job_id_of, subset)), next(iter(entry.plans.values()), None))
+                if entry.cost is not None and plan is None:
+                    continue
+            else:
+                continue
+            if plan is None:
+                dominated.add(subset)  # no plan cheaper than its split (rule P5)
+            else:
+                known[subset] = plan
+        return certified_partition(
+            data, ctx, candidates, known, dominated, all_orders=all_orders,
+            full_space=full_space, periods=periods, deadline=deadline, options=certify,
+            cache=cache, uids=uids, start=start, searched_before=searched,
+        )
     costs = [column_cost[sum(1 << i for i in subset)] for subset, _ in columns]
     milp_input: MilpInput = (n, tuple(subset for subset, _ in columns), tuple(costs))
-    answer = None if cache is None else cache.milp_answer(milp_input)
+    answer = None if cache is None else cache.milp_answer(milp_input, mip_gap)
     if answer is None:
         # In the full space a cover is as good as a partition (rule P8, see
         # solve_set_partitioning), and HiGHS proves a covering optimum faster.
-        answer = solve_set_partitioning(*milp_input, deadline, cover=full_space)
+        if mip_gap:
+            answer = solve_set_partitioning(
+                *milp_input, deadline, cover=full_space, mip_gap=mip_gap
+            )
+        else:  # the call the tests' stand-ins take
+            answer = solve_set_partitioning(*milp_input, deadline, cover=full_space)
         if cache is not None and not math.isfinite(deadline):
-            cache.keep_milp_answer(milp_input, answer)
-    chosen, status, solved = answer
+            cache.keep_milp_answer(milp_input, answer, mip_gap)
+    chosen, status, solved, *dual = answer
     if timed_out:
         status += "; column enumeration hit the time limit: not proven optimal"
     groups: list[tuple[int, GroupPlan]] = []  # (first job's position, plan)
@@ -338,14 +427,23 @@ def optimal_partition(
         groups.append((rest[0], kept))
     # A reduced group's first job may come after the next column's (its own was covered).
     plans = tuple(plan for _, plan in sorted(groups, key=lambda g: g[0]))
+    total = sum(g.cost_usd_per_h for g in plans)
+    lower = None
+    if dual and solved and not timed_out:
+        # Every column enumerated: HiGHS's dual bound bounds the whole problem (a cover's
+        # optimum is the partition's, rule P8).
+        lower = min(float(dual[0]), total)
+        if total - lower <= 1e-9 * max(1.0, total):
+            lower = None  # proven optimal
     return Partition(
         groups=plans,
-        cost_usd_per_h=sum(g.cost_usd_per_h for g in plans),
+        cost_usd_per_h=total,
         solver=status,
         seconds=time.perf_counter() - start,
         n_columns=len(columns),
-        proven_optimal=solved and not timed_out,
+        proven_optimal=solved and not timed_out and lower is None,
         n_searched=searched,
+        lower_bound_usd_per_h=lower,
     )
 
 
@@ -383,11 +481,13 @@ def solve_set_partitioning(
     costs: Sequence[float],
     deadline: float,
     cover: bool = False,
+    mip_gap: float = 0.0,
 ) -> MilpAnswer:
     """Solve min c.x, A x = 1, x binary with HiGHS (A x >= 1 with ``cover``).
 
-    Returns the chosen column indices, the status text and whether HiGHS proved the
-    solution optimal. ``cover`` is for costs that never rise when a job leaves a set
+    Returns the chosen column indices, the status text and whether HiGHS proved the solution
+    optimal (with ``mip_gap`` > 0: within that relative gap, and then also HiGHS's dual
+    bound as a fourth item). ``cover`` is for costs that never rise when a job leaves a set
     (rule P8 of the full search space): then every cover turns into a partition of no
     greater cost by dropping each job's repeats, so the least cover costs what the least
     partition does, and HiGHS proves it about 1.3x faster (its presolve drops columns
@@ -404,7 +504,7 @@ def solve_set_partitioning(
         (np.ones(len(rows)), (np.array(rows), np.array(cols))), shape=(n, len(subsets))
     )
     cost = np.array(costs)
-    options: dict[str, Any] = {"mip_rel_gap": 0.0}
+    options: dict[str, Any] = {"mip_rel_gap": float(mip_gap)}
     left = deadline - time.perf_counter()
     if math.isfinite(left):
         options["time_limit"] = max(left, 1.0)  # the columns are in: let HiGHS finish
@@ -423,4 +523,10 @@ def solve_set_partitioning(
             status + "; fell back to every job alone",
             False,
         )
-    return [c for c in range(len(subsets)) if res.x[c] > 0.5], status, res.status == 0
+    chosen = [c for c in range(len(subsets)) if res.x[c] > 0.5]
+    if mip_gap:
+        bound = getattr(res, "mip_dual_bound", None)
+        if bound is None or not math.isfinite(bound):
+            bound = float(res.fun) * (1.0 - mip_gap)  # what the gap tolerance guarantees
+        return chosen, status, res.status == 0, float(bound)
+    return chosen, status, res.status == 0
