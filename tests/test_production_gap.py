@@ -119,3 +119,17 @@ def test_run_key_with_lengths_has_its_own_folder_beside_the_lognormal_one() -> N
     assert plain.path() != real.path()
     assert not str(real.path()).startswith(str(plain.path()))
     assert sorted([real, plain]) == [plain, real]
+
+
+def test_lengths_by_workload_groups_jobs_by_the_run_that_served_them() -> None:
+    """Shares met, realised-over-worst ratios and slowdowns per serving workload."""
+    from rollmux.experiments.production_gap import lengths_by_workload
+
+    jobs = pd.DataFrame({"job_id": ["a", "b", "c"], "slo_met_realised": [True, False, True],
+                         "solo_iteration_realised_s": [10.0, 1.0, 5.0],
+                         "solo_iteration_s": [20.0, 10.0, 10.0],
+                         "slowdown_realised": [1.0, 3.0, 1.2]})
+    by = lengths_by_workload(jobs, {"a": "x", "b": "y", "c": "x"}).set_index("workload")
+    assert by.loc["x", "jobs"] == 2 and by.loc["x", "slo_met_realised_pct"] == 100.0
+    assert by.loc["y", "realised_over_worst_solo_median"] == pytest.approx(0.1)
+    assert by.loc["y", "slo_met_realised_pct"] == 0.0
