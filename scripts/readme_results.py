@@ -92,10 +92,14 @@ def render(root: Path = ROOT) -> str:
     if HEADLINE not in rows:
         raise ValueError(f"{claims_path}: no row for claim {HEADLINE}")
     headline = rows[HEADLINE]
+    # its 95% interval over seeds, when the report has one (docs/metrics.md)
+    interval = (f", 95% interval {float(headline['ci_low']):.2f}-"
+                f"{float(headline['ci_high']):.2f}x over {headline['seeds']} seeds"
+                if headline.get("interval") else "")
     return (
         f"On the quick profile the report reads **{summary}** "
         f"({SUMMARY}). The production trace replay is {float(headline['ours']):.2f}x "
-        f"cheaper than Solo-D against the paper's {float(headline['paper']):.2f}x "
+        f"cheaper than Solo-D{interval} against the paper's {float(headline['paper']):.2f}x "
         f"(claim {HEADLINE}, figures/claims.csv).\n"
     )
 
