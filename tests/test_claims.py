@@ -468,6 +468,8 @@ def test_beyond_result_without_value_or_evidence_fails_loudly(tmp_path: Path) ->
         beyond_report(beyond, [full], tmp_path, require_evidence=True)
     (tmp_path / "results" / "beyond").mkdir(parents=True)
     (tmp_path / "results" / "beyond" / "repeat.csv").write_text("trace\nx\n")
+    (tmp_path / "results" / "theorem1").mkdir(parents=True)
+    (tmp_path / "results" / "theorem1" / "slo_optimum.csv").write_text("group\n0\n")
     assert len(beyond_report(beyond, [full], tmp_path, require_evidence=True)) == len(beyond)
     wrong_unit = _beyond_rows(beyond)
     wrong_unit[0]["unit"] = "%"
