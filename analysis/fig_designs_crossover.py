@@ -23,7 +23,7 @@ from rollmux.plotstyle import apply_style, figure_main
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
 STYLES = ("-", "--", "-.", ":")
-MARKERS = ("o", "s", "^", "D", "v")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
 def draw(crossover: pd.DataFrame, ratios: pd.DataFrame) -> plt.Figure:
@@ -33,7 +33,7 @@ def draw(crossover: pd.DataFrame, ratios: pd.DataFrame) -> plt.Figure:
     ratios = ratios.fillna({"lengths": ""})
     crossover = crossover[crossover["lengths"] == ""]
     ratios = ratios[ratios["lengths"] == ""]
-    fig, ax = plt.subplots(figsize=(6.8, 4.0))
+    fig, ax = plt.subplots(figsize=(9.0, 4.0))
     paper = float(ratios["paper_price_ratio"].iloc[0]) if len(ratios) else math.nan
     two = str(ratios["two_pools"].iloc[0]) if len(ratios) else "rollmux"
     one = str(ratios["one_pool"].iloc[0]) if len(ratios) else "verl"
@@ -44,7 +44,7 @@ def draw(crossover: pd.DataFrame, ratios: pd.DataFrame) -> plt.Figure:
         ratio = (a / b).sort_index()
         label = f"{rec.trace} (rollout {100 * rec.rollout_share:.0f}% of work)"
         ax.plot(ratio.index, ratio.to_numpy(), color="black", linestyle=STYLES[k % 4],
-                marker=MARKERS[k % 5], markersize=4, label=label)
+                marker=MARKERS[k % len(MARKERS)], markersize=4, label=label)
         if math.isfinite(rec.crossover_price_ratio) and \
                 ratio.index.min() <= rec.crossover_price_ratio <= ratio.index.max():
             ax.scatter([rec.crossover_price_ratio], [1.0], s=60, facecolor="none",
@@ -57,8 +57,9 @@ def draw(crossover: pd.DataFrame, ratios: pd.DataFrame) -> plt.Figure:
                     ha="left")
     ax.set_xlabel("price ratio H800 / H20")
     ax.set_ylabel(f"cost: two pools ({two})\nover one pool ({one})")
-    ax.legend(loc="lower left", frameon=False, fontsize=7)
-    fig.tight_layout()
+    fig.legend(*ax.get_legend_handles_labels(), loc="center right", frameon=False,
+               fontsize=7)
+    fig.tight_layout(rect=(0, 0, 0.64, 1))
     return fig
 
 

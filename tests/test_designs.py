@@ -282,3 +282,27 @@ def test_crossover_ratio_solves_the_cost_equality() -> None:
     one["gpu_h_H800"] = 150.0
     ratios = crossover_ratios(pd.DataFrame([two, one]), "rollmux", "verl", 2.85)
     assert math.isinf(float(ratios.crossover_price_ratio.iloc[0]))
+
+
+def test_design_metrics_name_the_cheapest_design_meeting_every_slo() -> None:
+    """The metrics: cost over rollmux, realised attainment, crossover with the cheapest."""
+    from rollmux.experiments.designs import COMPARISON_COLUMNS, crossover_ratios, design_metrics
+
+    base = dict.fromkeys(COMPARISON_COLUMNS, 0.0)
+
+    def row(policy: str, cost: float, slo: float, staleness: int = 0, h20: float = 0.0,
+            h800: float = 100.0) -> dict[str, object]:
+        return {**base, "trace": "t-1", "lengths": "", "policy": policy,
+                "total_cost_usd": cost, "slo_attainment": slo,
+                "slo_attainment_realised": slo, "staleness": staleness, "gpu_h_H20": h20,
+                "gpu_h_H800": h800}
+
+    rows = pd.DataFrame([row("rollmux", 100.0, 0.9, h20=50.0, h800=60.0),
+                         row("rollmux-join", 104.0, 1.0), row("verl", 90.0, 0.95),
+                         row("solo-d", 130.0, 1.0), row("async-solo-d", 80.0, 1.0, 1)])
+    ratios = crossover_ratios(rows, "rollmux", "verl", 2.85)
+    m = design_metrics(rows, ratios, "src").set_index("metric")
+    assert m.value["designs_rollmux_join_cost_ratio_t_1"] == pytest.approx(1.04)
+    assert m.value["designs_verl_slo_attainment_realised_t_1"] == pytest.approx(95.0)
+    note = m.note["designs_crossover_price_ratio_t_1"]
+    assert "every SLO: async-solo-d" in note and "on-policy: rollmux-join" in note

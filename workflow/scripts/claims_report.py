@@ -23,6 +23,7 @@ try:
         what_it_would_take_paths=list(snakemake.input.what_it_would_take),
         out_html=snakemake.output.html,
         out_html_fragment=snakemake.output.landing,
+        seed_metrics_paths=snakemake.input.seed_metrics,
     )
 except ValueError as exc:  # ClaimsError: name the file, row and field in the log too
     logging.error("%s", exc)

@@ -173,12 +173,16 @@ def crossover_ratios(rows: pd.DataFrame, two_pools: str, one_pool: str, paper_ra
     return pd.DataFrame(out, columns=list(RATIO_COLUMNS))
 
 
-def cheapest_meeting_every_slo(rows: pd.DataFrame) -> dict[tuple[str, str], str]:
+def cheapest_meeting_every_slo(rows: pd.DataFrame, on_policy: bool = False
+                               ) -> dict[tuple[str, str], str]:
     """Per (trace, lengths): the cheapest design whose every job met its SLO, both readings.
 
-    An empty name when no design did.
+    ``on_policy``: only designs that recorded no staleness (synchronous RL). An empty name
+    when no design did.
     """
     out: dict[tuple[str, str], str] = {}
+    if on_policy:
+        rows = rows[rows["staleness"] == 0]
     means = rows.groupby(["trace", "lengths", "policy"], sort=True).mean(numeric_only=True)
     for (trace, lengths), part in means.groupby(level=["trace", "lengths"]):
         ok = part[(part.slo_attainment >= 1.0 - 1e-12)
@@ -186,6 +190,13 @@ def cheapest_meeting_every_slo(rows: pd.DataFrame) -> dict[tuple[str, str], str]
         out[(str(trace), str(lengths))] = (
             str(ok.total_cost_usd.idxmin()[2]) if len(ok) else "")
     return out
+
+
+def _named(found: dict[tuple[str, str], str], key: tuple[str, str]) -> str:
+    """A cheapest design's name for a note: ``none`` if none met every SLO."""
+    if key not in found:
+        return "not compared on this trace"
+    return found[key] or "none"
 
 
 def _label(name: str) -> str:
@@ -205,6 +216,7 @@ def design_metrics(rows: pd.DataFrame, ratios: pd.DataFrame, source: str,
 
     means = rows.groupby(["trace", "lengths", "policy"], sort=True).mean(numeric_only=True)
     cheapest = cheapest_meeting_every_slo(rows)
+    on_policy = cheapest_meeting_every_slo(rows, on_policy=True)
     out = []
     for (trace, lengths, policy), rec in means.iterrows():
         if lengths:
@@ -228,5 +240,6 @@ def design_metrics(rows: pd.DataFrame, ratios: pd.DataFrame, source: str,
                     "value": float(rec.crossover_price_ratio), "low": "", "high": "",
                     "unit": "x", "source": source,
                     "note": f"{rec.two_pools} over {rec.one_pool}; cheapest design meeting "
-                            f"every SLO: {cheapest.get((rec.trace, rec.lengths)) or 'none'}"})
+                            f"every SLO: {_named(cheapest, (rec.trace, rec.lengths))}, "
+                            f"on-policy: {_named(on_policy, (rec.trace, rec.lengths))}"})
     return pd.DataFrame(out, columns=list(METRIC_COLUMNS))

@@ -39,7 +39,28 @@ from rollmux.experiments.claims.verdict import (
     near_edge,
     status_counts,
 )
+from rollmux.experiments.intervals import (
+    INTERVAL_METHOD,
+    STRADDLES,
+    claim_intervals,
+    read_seed_metrics,
+)
 from rollmux.io import write_csv, write_json, write_text
+
+#: What ``ours`` and the interval column are (the Markdown and HTML captions).
+SEEDS_NOTE = (
+    "Stochastic claims are replayed over the config's `seeds`: `ours` is the mean of the"
+    " per-seed values, the interval their 95% " + INTERVAL_METHOD + " interval (mean +-"
+    " t(0.975, n-1) s / sqrt(n); a range claim has one per end), and the status comes from"
+    " the interval: `reproduced` only if all of it lies within the tolerance, `differs` if"
+    " none of it does, `straddles` otherwise (docs/metrics.md, \"Seeds and intervals\")."
+    " Claims without an interval are deterministic or read from one seed."
+)
+
+
+def _interval_cell(rec: Mapping[str, Any]) -> str:
+    """The interval over seeds and how many, or '-' for a claim without one."""
+    return f"{rec['interval']} ({rec['seeds']})" if rec.get("interval") else "-"
 
 
 def _margin_text(margin: Any) -> str:
@@ -78,10 +99,13 @@ def render_markdown(
         "Status: `reproduced` (ours within the tolerance of the claim's kind, predicted from"
         " inputs that were not fitted to it), `calibrated` (a target of a declared fit: agreement"
         " by construction), `differs` (outside the tolerance; the evidence column names the"
-        " results file of the experiment that explains the difference), `not reproducible"
-        " here` (the ledger, src/rollmux/data/claims.csv, says why). A fit target is"
+        " results file of the experiment that explains the difference), `straddles` (the 95%"
+        " interval over seeds crosses the tolerance's edge: the seeds cannot decide), `not"
+        " reproducible here` (the ledger, src/rollmux/data/claims.csv, says why). A fit target is"
         " `calibrated` only where the fit reaches it within the tolerance; otherwise it"
         " `differs`, with the fit's residuals as evidence.",
+        "",
+        SEEDS_NOTE,
         "",
         "Margin: (ours - paper) as a fraction of the tolerance (0 exact, +-1 at the edge;"
         " a range shows the end nearer its failing side). SLO attainment claims take their"
@@ -123,9 +147,9 @@ def render_markdown(
         "",
         "## Claims",
         "",
-        "| claim | where | statement | role | unit | paper | ours | ours vs paper | margin "
-        "| status | paper-reference reading | reason | evidence |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| claim | where | statement | role | unit | paper | ours | 95% interval (seeds) "
+        "| ours vs paper | margin | status | paper-reference reading | reason | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rec in report.to_dict("records"):
         notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
@@ -138,6 +162,7 @@ def render_markdown(
             rec["unit"],
             rec["paper"],
             rec["ours"] or "-",
+            _interval_cell(rec),
             rec["comparison"] or "-",
             _margin_text(rec["margin"]),
             rec["status"],
@@ -186,6 +211,7 @@ STATUS_COLOURS: dict[str, str] = {
     REPRODUCED: "#d4edda",
     CALIBRATED: "#d6e9f8",
     DIFFERS: "#fde2cf",
+    STRADDLES: "#fff3c4",
     NOT_REPRODUCIBLE: "#e9e9e9",
 }
 
@@ -225,8 +251,9 @@ def html_headline(counts: Mapping[str, int]) -> str:
 
 def _html_claims_table(report: pd.DataFrame) -> str:
     """Every claim as one row: where, statement, paper, ours, ours vs paper, status, why."""
-    head = ("claim", "where", "statement", "paper", "ours", "ours vs paper", "margin",
-            "status", "paper-reference reading", "reason", "evidence")
+    head = ("claim", "where", "statement", "paper", "ours", "95% interval (seeds)",
+            "ours vs paper", "margin", "status", "paper-reference reading", "reason",
+            "evidence")
     rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for rec in report.to_dict("records"):
         notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
@@ -238,6 +265,7 @@ def _html_claims_table(report: pd.DataFrame) -> str:
             _html_cell(rec["statement"]),
             _html_cell(rec["paper"], "num"),
             _html_cell(rec["ours"] or "-", "num"),
+            _html_cell(_interval_cell(rec), "num"),
             _html_cell(rec["comparison"] or "-", "num"),
             _html_cell(_margin_text(rec["margin"]), "num"),
             _html_cell(status, "num", f"background:{STATUS_COLOURS.get(status, '#fff')}"),
@@ -269,7 +297,8 @@ def render_html_fragment(report: pd.DataFrame,
     counts = status_counts(report)
     sections = [
         ("Claims: the paper's numbers next to ours",
-         f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)),
+         f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)
+         + f"<p>{html.escape(SEEDS_NOTE.replace('`', ''))}</p>"),
         ("Every claim", f'<div class="scroll">{_html_claims_table(report)}</div>'),
         ("", _html_footnotes(report, footnotes or {})),
     ]
@@ -302,6 +331,7 @@ def build_claims_report(
     what_it_would_take_paths: Iterable[Path | str] = (),
     out_html: Path | str | None = None,
     out_html_fragment: Path | str | None = None,
+    seed_metrics_paths: Iterable[Path | str] = (),
 ) -> dict[str, int]:
     """Validate, join and classify; write the CSV, Markdown and JSON counts atomically.
 
@@ -312,14 +342,20 @@ def build_claims_report(
     of the inputs that give the paper's values (:func:`attach_what_it_would_take`), shown for
     every reproduced row with |margin| > 0.5. ``out_html`` and ``out_html_fragment``,
     when given, receive the report as an HTML page and as a fragment for the landing page
-    of the Snakemake report.
+    of the Snakemake report. ``seed_metrics_paths`` are the per-seed metrics files
+    (results/metrics/seeds/<stage>.csv): each claim's mean and 95% interval over seeds,
+    and its status from the interval (:func:`claims_report`).
     """
     table = load_ledger(ledger)
     tols = load_tolerances(tolerances, tolerance_overrides)
     cal = load_calibration(table, calibration)
     notes = load_footnotes(footnotes)
     metrics = read_metrics(list(metrics_paths), table)
-    report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence)
+    units = dict(zip(table["metric"], table["unit"], strict=True))
+    per_seed = read_seed_metrics(list(seed_metrics_paths), units)
+    intervals = claim_intervals(per_seed)
+    report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence,
+                           intervals=intervals)
     report = attach_what_it_would_take(
         report, {str(p): read_table(p) for p in what_it_would_take_paths})
     residuals = {name: read_residuals(fit, results_root) for name, fit in cal.fits.items()}
@@ -337,6 +373,8 @@ def build_claims_report(
         {"counts": counts, "total": len(report), "summary": counts_line(counts),
          "calibration": {name: list(fit.targets) for name, fit in cal.fits.items()},
          "beyond": 0 if beyond is None else len(beyond),
+         "seeds": sorted(int(s) for s in set(per_seed["seed"])),
+         "interval": f"95% {INTERVAL_METHOD} over seeds",
          "near_edge": {cid: str(report.set_index("claim_id").at[cid, "what_it_would_take"])
                        for cid in near_edge(report)}},
         out_summary,
