@@ -272,3 +272,34 @@ def test_simulate_with_lengths_records_them(tmp_path: Path) -> None:
     assert config["lengths"] == str(folder)
     assert config["lengths_workloads"][0]["steps"] == 3
     assert main([*argv[:-2], "--deterministic", "--out", str(tmp_path / "o2")]) == 2
+
+
+def test_real_lengths_under_drift_stay_within_the_drifted_cap(tmp_path: Path) -> None:
+    """With a drift template the real lengths scale by f and never pass the drifted cap."""
+    from rollmux.hardware import load_hardware
+    from rollmux.model import resolve
+    from rollmux.sim.drift import parse_template
+    from rollmux.sim.lengths import LengthSource
+    from rollmux.sim.stochastic import PhaseSampler
+    from rollmux.traces.loader import load_trace
+
+    hw = load_hardware()
+    job = resolve(load_trace(Path(__file__).resolve().parents[1] / "traces" / "microbench.csv",
+                             hw)[0], hw)
+    source = LengthSource(polytrace.read_lengths(source_folder(tmp_path, 0.5), cap=1000))
+    sampler = PhaseSampler(job, root_seed=1, lengths=source,
+                           drift=parse_template("increasing-1.0"), total_iterations=20)
+    cols = sampler.arrays(20)
+    caps = sampler.length_cap(cols["length_factor"])
+    assert np.all(np.isfinite(cols["rollout_s"])) and np.all(cols["longest_tokens"] <= caps)
+    assert cols["longest_tokens"][-1] > cols["longest_tokens"][0]
+
+
+def test_simulate_refuses_a_folder_without_lengths(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`simulate --lengths` on a folder with no step file exits 1 with one located line."""
+    trace = Path(__file__).resolve().parents[1] / "traces" / "microbench.csv"
+    assert main(["simulate", "--trace", str(trace), "--policy", "solo-d", "--quiet",
+                 "--lengths", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
+    assert "no PolyTrace step files" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -52,7 +52,7 @@ from rollmux.placement.base import (
 )
 from rollmux.placement.rollmux import RollMuxPolicy
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
-from rollmux.schedule.repeat import repeat_schedule
+from rollmux.schedule.repeat import PLANNER_SEARCH, repeat_schedule
 
 __all__ = ["RollMuxRepeatPolicy", "SchedulePlan", "plan_group"]
 
@@ -86,10 +86,10 @@ def plan_group(
     rollout_price_usd_per_h: float,
     train_price_usd_per_h: float,
     *,
-    max_multiplicity: int = 3,
-    exact_limit: int = 2_000,
-    local_evaluations: int = 200,
-    max_vectors: int | None = 48,
+    max_multiplicity: int = PLANNER_SEARCH["max_multiplicity"],
+    exact_limit: int = PLANNER_SEARCH["exact_limit"],
+    local_evaluations: int = PLANNER_SEARCH["local_evaluations"],
+    max_vectors: int | None = PLANNER_SEARCH["max_vectors"],
 ) -> SchedulePlan | None:
     """The highest cost-weighted-utilisation schedule meeting every member's SLO.
 
@@ -151,12 +151,12 @@ class RollMuxRepeatPolicy(PlacementPolicy):
 
     def __init__(
         self,
-        max_multiplicity: int = 3,
+        max_multiplicity: int = PLANNER_SEARCH["max_multiplicity"],
         rescue: bool = True,
         rescue_limit: int = 16,
-        exact_limit: int = 2_000,
-        local_evaluations: int = 200,
-        max_vectors: int | None = 48,
+        exact_limit: int = PLANNER_SEARCH["exact_limit"],
+        local_evaluations: int = PLANNER_SEARCH["local_evaluations"],
+        max_vectors: int | None = PLANNER_SEARCH["max_vectors"],
         **rollmux_options: Any,
     ) -> None:
         """Validate the options; ``rollmux_options`` go to the RollMux base policy."""
