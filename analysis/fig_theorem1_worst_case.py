@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, figure_main, job_colour
+from rollmux.plotstyle import apply_style, figure_main, mark_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -41,7 +41,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             rows = part[part["family"] == family].sort_values("n_jobs")
             if rows.empty:
                 continue
-            colour = job_colour(FAMILY_ORDER.index(family))
+            colour = mark_colour(FAMILY_ORDER.index(family))
             ax.plot(rows["n_jobs"], rows["ratio"], marker="o", color=colour,
                     label=_label(family))
             ax.vlines(rows["n_jobs"], rows["ratio"], rows["upper_bound_ratio"], color=colour,

@@ -15,7 +15,13 @@ import pytest
 
 from rollmux.placement import policy_names
 from rollmux.plotstyle import (
+    EVENT_COLOURS,
+    JOB_COLOURS,
+    MIN_POLICY_DISTANCE,
+    PALETTES,
+    PLUGIN_COLOURS,
     POLICY_STYLES,
+    text_colour_on,
     ordered_policies,
     policy_colour,
     policy_label,
@@ -82,6 +88,67 @@ def test_figure_script_uses_the_one_palette(script: Path) -> None:
         if (isinstance(node, ast.keyword) and node.arg in ("color", "colour", "c")
                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
             assert node.value.value in NEUTRAL, f"colour literal {node.value.value!r}"
+
+
+def _lab(colour: str) -> np.ndarray:
+    """CIELAB (D65) coordinates of a matplotlib colour (sRGB companding, CIE formulas)."""
+    rgb = np.array(mcolors.to_rgb(colour))
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722],
+                    [0.0193, 0.1192, 0.9505]]) @ linear / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 216 / 24389, np.cbrt(xyz), (24389 / 27 * xyz + 16) / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def delta_e(a: str, b: str) -> float:
+    """CIE 1976 colour difference of two colours."""
+    return float(np.linalg.norm(_lab(a) - _lab(b)))
+
+
+def test_delta_e_tells_near_from_far_colours() -> None:
+    """The distance used below: 0 for one colour, small for near shades, large for hues."""
+    assert delta_e("#0072B2", "#0072B2") == 0.0
+    assert delta_e("#0072B2", "#0075B5") < 3
+    assert delta_e("#0072B2", "#D55E00") > 60
+    assert abs(delta_e("white", "black") - 100.0) < 0.1
+
+
+def test_policy_colours_mean_policies_only() -> None:
+    """No colour of a job, phase, switch, drift, event or mark palette is near a policy's."""
+    policy = [style.colour for style in POLICY_STYLES.values()] + list(PLUGIN_COLOURS)
+    near = [(name, colour, other, round(delta_e(colour, other), 1))
+            for name, palette in PALETTES.items() for colour in palette for other in policy
+            if delta_e(colour, other) < MIN_POLICY_DISTANCE]
+    assert near == []
+
+
+@pytest.mark.parametrize("name", sorted(PALETTES))
+def test_each_palette_tells_its_entries_apart(name: str) -> None:
+    """Within one palette, every two colours are far apart (delta E >= 25)."""
+    palette = list(PALETTES[name])
+    near = [(a, b) for i, a in enumerate(palette) for b in palette[i + 1:]
+            if delta_e(a, b) < 25]
+    assert near == []
+
+
+def test_timeline_events_differ_from_every_job() -> None:
+    """Fig. 19 draws jobs and events together: no event colour is near a job colour."""
+    assert min(delta_e(e, j) for e in EVENT_COLOURS.values() for j in JOB_COLOURS) >= 20
+
+
+def test_text_on_a_fill_reads() -> None:
+    """Dark fills get white text, light fills black."""
+    assert text_colour_on("#332288") == "white"
+    assert text_colour_on("#DDCC77") == "black"
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_job_colours_colour_jobs_only(script: Path) -> None:
+    """``job_colour`` takes a job's index, never a literal (a fixed colour of another mark)."""
+    for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "job_colour"
+                and node.args and isinstance(node.args[0], ast.Constant)):
+            raise AssertionError(f"line {node.lineno}: job_colour({node.args[0].value!r})")
 
 
 def _replay_frames(policies: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
