@@ -238,7 +238,7 @@ def test_bad_output_file_is_refused_before_any_work(
     ("", "the path is empty"),
     (".", "current folder"),
     ("afile", "is a file; expected a folder"),
-    ("foreign", "holds files but no config.json"),
+    ("foreign", "rollmux did not write it"),
     ("afile/below", "afile is a file"),
 ])
 def test_simulate_refuses_a_bad_out_before_replaying(

@@ -40,6 +40,7 @@ from rollmux.errors import (
     EXIT_NAMES,
     ExitStatus,
     InputFileError,
+    PluginError,
     UsageError,
     os_reason,
     printable,
@@ -398,6 +399,9 @@ def report(exc: BaseException) -> ExitStatus:
     if isinstance(exc, MemoryError):
         error("out of memory")
         return ExitStatus.OS_ERROR
+    if isinstance(exc, PluginError):
+        error(str(exc))
+        return ExitStatus.PLUGIN
     if isinstance(exc, OverflowError):
         error("a number overflowed: an input value is far outside its plausible range "
               "(trace fields: traces/README.md)")
