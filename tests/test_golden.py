@@ -50,6 +50,8 @@ FEATURE_RUNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("random-seed1", "random", ("--seed", "1")),
     ("greedy-group3", "greedy", ("--max-group-size", "3")),
     ("regroup-interval-0.5h", "regroup", ("--regroup-interval-h", "0.5")),
+    # SLO 3 lets the time slices pack several jobs (at U(1, 2) every slice holds one job).
+    ("timeslice-slo-3", "timeslice", ("--slo", "3")),
 )
 
 #: Tables per trace (file name -> key columns that identify a row within a run).

@@ -79,6 +79,9 @@ POLICY_STYLES: dict[str, PolicyStyle] = {
     "rollmux-expected": PolicyStyle("RollMux (expected)", "#6FA8D6"),
     "rollmux-ordersearch": PolicyStyle("RollMux (order search)", "#1B5E8C"),
     "rollmux-costweighted": PolicyStyle("RollMux (cost-weighted)", "#8DB9E0"),
+    "rollmux-join": PolicyStyle("RollMux (join-aware)", "#2E6E9E"),
+    "timeslice": PolicyStyle("Time-slicing (one pool)", "#B8A000"),
+    "async-solo-d": PolicyStyle("Solo-D asynchronous", "#8C3A00"),
 }
 
 #: Colours of policies without an entry (plug-ins): picked by a hash of the name, so a

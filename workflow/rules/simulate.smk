@@ -17,8 +17,16 @@ from pathlib import Path
 from rollmux.sim.sweeps import run_files, sweep_plan, trace_file
 
 SIM_PLAN = sweep_plan(config["sim"], config["seed"])
+# Real response lengths (config lengths.path, a PolyTrace folder read at run time; see
+# docs/stochastic.md section 7). Absent folder: the replays with real lengths are left out
+# of the targets, with a warning.
+LENGTHS_PATH = (config.get("lengths") or {}).get("path") or ""
+if LENGTHS_PATH and not Path(LENGTHS_PATH).is_dir():
+    print(f"rollmux: warning: lengths.path {LENGTHS_PATH!r} is not a folder here: the "
+          "replays with real response lengths are skipped", file=sys.stderr)
+    LENGTHS_PATH = ""
 SIM_OVERRIDES = config.get("hardware_overrides", {})
-SIM_RUN_KEYS = "trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}{reach}/policy={policy}/seed={seed}{fidelity}{phases}"
+SIM_RUN_KEYS = "trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}{reach}{lengths}/policy={policy}/seed={seed}{fidelity}{phases}"
 SIM_RUN_DIR = f"results/sim/{SIM_RUN_KEYS}"
 
 
@@ -32,6 +40,8 @@ wildcard_constraints:
     phases=r"(/phases=expected)?",
     # the spec's optional segment: drift truncated at the maximum length of admission
     reach=r"(/drift_reach=cap)?",
+    # the spec's optional segment: response lengths from real runs (config lengths.path)
+    lengths=r"(/lengths=[^/]+)?",
 
 
 rule sim_window:
@@ -62,6 +72,7 @@ rule sim_replay:
         config=f"{SIM_RUN_DIR}/config.json",
     params:
         overrides=SIM_OVERRIDES,
+        lengths=LENGTHS_PATH,
     log:
         f"results/logs/sim/{SIM_RUN_KEYS}.log",
     benchmark:

@@ -24,6 +24,7 @@ spec = ReplaySpec(
     drift_reach="cap" if w.reach == "/drift_reach=cap" else "profile",
     hardware_overrides=tuple(dict(snakemake.params.overrides).items()),
     record_phases=False,
+    lengths=str(snakemake.params.lengths) if w.lengths else None,
 )
 out = Path(snakemake.output.summary).parent
 if out.parts[-len(spec.path().parts):] != spec.path().parts:

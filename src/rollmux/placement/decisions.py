@@ -41,6 +41,8 @@ class GroupKind(StrEnum):
     SHARED = "shared"  # a RollMux co-execution group (phase-level multiplexing)
     DEDICATED = "dedicated"  # one job on its own rollout and training nodes (Solo-D, Gavel+)
     COLOCATED = "colocated"  # one job, every phase on its own training nodes (veRL)
+    TIMESLICE = "timeslice"  # jobs co-located on one slice of nodes, time-sliced (timeslice)
+    ASYNC = "async"  # one job on its own nodes, rollout overlapping training (async-solo-d)
 
 
 
@@ -82,7 +84,9 @@ class Placement:
     ``rollout_nodes``/``train_nodes`` are the node ids the job is pinned to (existing
     ones or ids among ``new_nodes``); ``marginal_cost_usd_per_h`` the hourly price of
     ``new_nodes``; ``meta_iteration_s`` the resulting group's meta-iteration under the
-    policy's admission estimates (``nan`` when the policy does not evaluate it).
+    policy's admission estimates (``nan`` when the policy does not evaluate it);
+    ``staleness`` how many iterations the job's rollout may run ahead of its training
+    (0: synchronous, on-policy; docs/designs.md).
     """
 
     job: RLJob
@@ -98,6 +102,7 @@ class Placement:
     meta_iteration_s: float = math.nan
     node_orders: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     reason: str = ""
+    staleness: int = 0
 
     @property
     def job_id(self) -> str:

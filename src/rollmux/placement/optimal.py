@@ -13,6 +13,7 @@ previously admitted jobs count as moved.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from rollmux.hardware import Hardware
@@ -28,6 +29,7 @@ from rollmux.placement.base import (
     job_profile,
 )
 from rollmux.placement.optimum import ColumnCache, Partition, optimal_partition
+from rollmux.placement.optimum.partition import METHODS, Method
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, Pool
 
 __all__ = ["OptimalPolicy", "SolveStats", "regrouping_from_partition", "solve_regrouping"]
@@ -40,7 +42,14 @@ REL_TOL = 1e-9
 # are listed in (only which of several tied optima HiGHS returns does), and a regrouping
 # reorders the snapshot's jobs, so the next hour's re-solve of the same jobs lists them
 # in another order.
-SolveInput = tuple[frozenset[RLJob], Hardware, int, float | None]
+SolveInput = tuple[frozenset[RLJob], Hardware, int, float | None, str]
+
+
+def check_method(value: object) -> Method:
+    """``method`` of an optimum policy: exact, certified or auto; ValueError otherwise."""
+    if value not in METHODS:
+        raise ValueError(f"method = {value!r}: expected one of {', '.join(METHODS)}")
+    return value  # type: ignore[return-value]
 
 
 def regrouping_from_partition(
@@ -122,16 +131,18 @@ def solve_regrouping(
     max_group_size: int,
     time_limit_s: float | None,
     stats: SolveStats | None = None,
+    method: Method = "auto",
 ) -> Regrouping:
     """Re-solve the optimum over the snapshot's jobs (plus ``arrival``) as a Regrouping.
 
     With ``stats`` the solve reuses (and extends) ``stats.cache``, the columns of earlier
-    solves, and is counted there.
+    solves, and is counted there (with its certified gap). ``method``: see
+    :func:`optimal_partition` (``"auto"``: exact where cheap, else certified).
     """
     jobs = [placed.job for placed in snapshot.jobs.values()]
     if arrival is not None:
         jobs.append(arrival)
-    key: SolveInput = (frozenset(jobs), snapshot.hw, max_group_size, time_limit_s)
+    key: SolveInput = (frozenset(jobs), snapshot.hw, max_group_size, time_limit_s, method)
     partition = None if stats is None else stats.last_partition(key)
     if partition is None:
         partition = optimal_partition(
@@ -140,9 +151,12 @@ def solve_regrouping(
             max_group_size,
             time_limit_s,
             cache=None if stats is None else stats.cache,
+            method=method,
         )
         if stats is not None:
             stats.record(key, partition)
+    if stats is not None:
+        stats.decision(time_s, partition)
     return regrouping_from_partition(partition, jobs, snapshot, arrival, time_s, pause_s)
 
 
@@ -156,7 +170,10 @@ class SolveStats:
     ``reused_solves`` the calls answered by the last solve's partition because their
     input was equal to its input, the same set of job values in any order (a ``regroup``
     re-solve with no arrival, departure or profile change since the previous one); those
-    are not counted in ``solves``.
+    are not counted in ``solves``. ``certified_solves`` counts the solves made by the
+    certified method (column generation with a proven lower bound), and ``decisions``
+    keeps one row per decision (reused or not): its time, job count, cost, proven lower
+    bound, certified gap and method (:meth:`summary`).
     """
 
     def __init__(self) -> None:
@@ -167,14 +184,21 @@ class SolveStats:
         self.seconds = 0.0
         self.columns_searched = 0
         self.reused_solves = 0
+        self.certified_solves = 0
+        self.decisions: list[dict[str, float | int | str]] = []
         self._last: tuple[SolveInput, Partition] | None = None
 
     def last_partition(self, key: SolveInput) -> Partition | None:
-        """The last solve's partition if its input equals ``key`` and it was proven optimal.
+        """The last solve's partition if its input equals ``key`` and it may be reused.
 
-        An unproven partition is not reused: with more time a re-solve may find a better one.
+        Reused: a proven optimum, or any partition found without a time limit (the
+        certified method counts work, not seconds, so the same input gives the same
+        partition and bound). A partition cut short by the time limit is not reused:
+        with more time a re-solve may find a better one.
         """
-        if self._last is None or not self._last[1].proven_optimal or self._last[0] != key:
+        if self._last is None or self._last[0] != key:
+            return None
+        if not self._last[1].proven_optimal and key[3] is not None:
             return None
         self.reused_solves += 1
         return self._last[1]
@@ -185,7 +209,39 @@ class SolveStats:
         self.unproven_solves += not partition.proven_optimal
         self.seconds += partition.seconds
         self.columns_searched += partition.n_searched
+        self.certified_solves += partition.method == "certified"
         self._last = (key, partition)
+
+    def decision(self, time_s: float, partition: Partition) -> None:
+        """Record the partition a decision at ``time_s`` took, with its certified gap."""
+        self.decisions.append({
+            "time_s": float(time_s),
+            "jobs": sum(len(g.job_ids) for g in partition.groups),
+            "cost_usd_per_h": partition.cost_usd_per_h,
+            "lower_bound_usd_per_h": partition.bound_usd_per_h,
+            "gap": partition.gap,
+            "method": partition.method,
+        })
+
+    def summary(self) -> dict[str, object]:
+        """The optimum's keys of a replay's summary.json (docs/optimum.md, section 6).
+
+        ``optimum_gap``: the largest certified gap over the decisions (0: every decision
+        proven optimal; NaN: some decision has no bound, its time limit ran out);
+        ``optimum_gap_mean`` their mean; ``optimum_decisions`` the per-decision rows.
+        """
+        gaps = [float(row["gap"]) for row in self.decisions]
+        return {
+            "optimum_gap": max(gaps, default=0.0) if not any(map(math.isnan, gaps))
+            else math.nan,
+            "optimum_gap_mean": sum(gaps) / len(gaps) if gaps else 0.0,
+            # Counts only (no wall times: a replay's outputs are byte-identical).
+            "optimum_solves": {
+                **{k: v for k, v in self.as_dict().items() if k != "solve_seconds"},
+                "certified_solves": self.certified_solves,
+            },
+            "optimum_decisions": list(self.decisions),
+        }
 
     def as_dict(self) -> dict[str, float]:
         """The counters (for reports)."""
@@ -202,16 +258,21 @@ class OptimalPolicy(PlacementPolicy):
     """Free regrouping to the minimum-cost partition at every arrival (a lower bound)."""
 
     name = "optimal"
-    options = frozenset({"max_group_size", "time_limit_s"})
+    options = frozenset({"max_group_size", "time_limit_s", "method"})
 
-    def __init__(self, max_group_size: int = 5, time_limit_s: float | None = None) -> None:
-        """Set the group-size limit and the optimum's time budget per decision.
+    def __init__(
+        self, max_group_size: int = 5, time_limit_s: float | None = None, method: Method = "auto"
+    ) -> None:
+        """Set the group-size limit, the optimum's time budget per decision and its method.
 
         ``self.stats`` (:class:`SolveStats`) keeps the columns across decisions and counts
-        the solves, among them those not proven optimal within ``time_limit_s``.
+        the solves, among them those not proven optimal within ``time_limit_s``, and each
+        decision's certified gap. ``method``: ``"auto"`` (exact where cheap, else
+        certified), ``"exact"`` or ``"certified"`` (:func:`optimal_partition`).
         """
         self.max_group_size = check_max_group_size(max_group_size)
         self.time_limit_s = time_limit_s
+        self.method = check_method(method)
         self.stats = SolveStats()
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Decision:
@@ -230,4 +291,5 @@ class OptimalPolicy(PlacementPolicy):
             self.max_group_size,
             self.time_limit_s,
             self.stats,
+            self.method,
         )

@@ -152,14 +152,17 @@ _registered: dict[str, _Factory] = {}
 
 def _builtin_policies() -> dict[str, _Factory]:
     """The policies shipped with rollmux, by name (their class attribute ``name``)."""
+    from rollmux.placement.async_solo_d import AsyncSoloDPolicy
     from rollmux.placement.gavel_plus import GavelPlusPolicy
     from rollmux.placement.greedy import GreedyPolicy
     from rollmux.placement.optimal import OptimalPolicy
     from rollmux.placement.random_policy import RandomPolicy
     from rollmux.placement.regroup import RegroupPolicy
     from rollmux.placement.rollmux import RollMuxPolicy
+    from rollmux.placement.rollmux_join import JoinAwareRollMux
     from rollmux.placement.rollmux_repeat import RollMuxRepeatPolicy
     from rollmux.placement.solo_d import SoloDPolicy
+    from rollmux.placement.timeslice import TimeslicePolicy
     from rollmux.placement.variants import (
         CostWeightedRollMux,
         ExpectedRollMux,
@@ -171,7 +174,8 @@ def _builtin_policies() -> dict[str, _Factory]:
     classes: tuple[type[PlacementPolicy], ...] = (
         RollMuxPolicy, NoPruneRollMux, ExpectedRollMux, OrderSearchRollMux,
         CostWeightedRollMux, RollMuxRepeatPolicy, SoloDPolicy, VerlPolicy, GavelPlusPolicy,
-        RandomPolicy, GreedyPolicy, OptimalPolicy, RegroupPolicy,
+        RandomPolicy, GreedyPolicy, OptimalPolicy, RegroupPolicy, TimeslicePolicy,
+        AsyncSoloDPolicy, JoinAwareRollMux,
     )
     return {cls.name: cls for cls in classes}
 

@@ -21,7 +21,8 @@ from rollmux.placement.base import (
     Regrouping,
     check_max_group_size,
 )
-from rollmux.placement.optimal import SolveStats, solve_regrouping
+from rollmux.placement.optimal import SolveStats, check_method, solve_regrouping
+from rollmux.placement.optimum.partition import Method
 from rollmux.placement.rollmux import RollMuxPolicy
 from rollmux.placement.snapshot import ClusterSnapshot
 
@@ -56,18 +57,21 @@ class RegroupPolicy(PlacementPolicy):
     """RollMux between re-solves; hourly optimal regrouping with migration pauses."""
 
     name = "regroup"
-    options = frozenset({"regroup_interval_s", "max_group_size", "time_limit_s"})
+    options = frozenset({"regroup_interval_s", "max_group_size", "time_limit_s", "method"})
 
     def __init__(
         self,
         regroup_interval_s: float = 3600.0,
         max_group_size: int = 5,
         time_limit_s: float | None = None,
+        method: Method = "auto",
     ) -> None:
-        """Set the re-solve interval, the group-size limit and the optimum's time budget."""
+        """Set the re-solve interval, the group-size limit, the optimum's time budget and
+        method (``"auto"``: exact where cheap, else certified; ``optimal_partition``)."""
         self.regroup_interval_s = _finite_positive("regroup_interval_s", regroup_interval_s)
         self.max_group_size = check_max_group_size(max_group_size)
         self.time_limit_s = time_limit_s
+        self.method = check_method(method)
         self.static = RollMuxPolicy(max_group_size=max_group_size)
         # Column cache across re-solves and solve counters (unproven solves among them).
         self.stats = SolveStats()
@@ -92,6 +96,7 @@ class RegroupPolicy(PlacementPolicy):
             self.max_group_size,
             self.time_limit_s,
             self.stats,
+            self.method,
         )
         current = snapshot.cost_usd_per_h()
         if decision.cost_usd_per_h < current * (1.0 - 1e-9):

@@ -96,6 +96,7 @@ class PlacedJob:
     rollout_mem_gb: float
     train_mem_gb: float
     strategy: str = ""
+    staleness: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +382,7 @@ def _apply_placement(snapshot: ClusterSnapshot, p: Placement) -> ClusterSnapshot
         rollout_mem_gb=p.profile.rollout_mem_gb,
         train_mem_gb=p.profile.train_mem_gb,
         strategy=p.strategy.value,
+        staleness=p.staleness,
     )
     return replace(
         snapshot,

@@ -50,7 +50,10 @@ class JobRuntime:
     ``rollout_nodes``/``train_nodes`` are node serials (for a co-located job its rollout
     runs on its training nodes); ``sync_s`` the sync of the chosen mode; ``coloc_ratio``
     the factor turning its rollout time into rollout time on its training GPUs;
-    ``rollout_gpus_per_node``/``train_gpus_per_node`` the job's GPUs on each pinned node.
+    ``rollout_gpus_per_node``/``train_gpus_per_node`` the job's GPUs on each pinned node;
+    ``staleness`` how many iterations its rollout may run ahead of its training (0:
+    synchronous; docs/designs.md); ``handover_s`` the snapshot a co-located phase pays at
+    its end when its nodes host another job (a time-sliced hand-over, docs/designs.md).
     """
 
     index: int
@@ -65,6 +68,8 @@ class JobRuntime:
     train_gpus: int
     rollout_gpus_per_node: tuple[int, ...]
     train_gpus_per_node: tuple[int, ...]
+    staleness: int = 0
+    handover_s: float = 0.0
 
 
 class InFlight(NamedTuple):
@@ -121,8 +126,11 @@ def effective_phases_s(
     for m in members:
         t = m.times
         if m.colocated:
-            rollout.append(t.rollout_s * m.coloc_ratio + t.warm_switch_s)
-            train.append(t.train_s + t.warm_switch_s)
+            # A hand-over to or from another job of a time slice: the phase's state is
+            # snapshotted at its end as well as restored at its start.
+            snap = m.handover_s if any(n in shared for n in m.train_nodes) else 0.0
+            rollout.append(t.rollout_s * m.coloc_ratio + t.warm_switch_s + snap)
+            train.append(t.train_s + t.warm_switch_s + snap)
             continue
         r_sw = t.warm_switch_s if any(n in shared for n in m.rollout_nodes) else 0.0
         t_sw = t.warm_switch_s if any(n in shared for n in m.train_nodes) else 0.0
@@ -177,8 +185,15 @@ def group_cycle(
     rollout, train = effective_phases_s(members, shared_nodes(members) if shared is None
                                         else shared)
     n = len(members)
-    if n == 1 and members[0].colocated:
-        return rollout[0] + train[0], [1]
+    if all(m.colocated for m in members):
+        if len({frozenset(m.train_nodes) for m in members}) > 1:
+            raise ValueError("co-located members of one group must hold the same nodes")
+        # veRL alone, or a time slice: every member holds the same nodes for both phases,
+        # one phase at a time (docs/designs.md), so a cycle serves every phase once.
+        return sum(rollout) + sum(train), [1] * n
+    if n == 1 and members[0].staleness > 0:
+        # Asynchronous: the rollout of the next iterations overlaps this training.
+        return max(rollout[0], train[0]), [1]
     r_nodes = {node for m in members for node in m.rollout_nodes}
     if node_orders is None:
         mult = [1] * n

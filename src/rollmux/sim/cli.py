@@ -132,6 +132,14 @@ def _overrides(text: str | None) -> dict[str, Any]:
     return value
 
 
+def _folder(text: str) -> Path:
+    """Argument type of --lengths: an existing folder."""
+    path = Path(text)
+    if not text or "\x00" in text or not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: not a folder")
+    return path
+
+
 def spec_from_args(args: argparse.Namespace) -> ReplaySpec:
     """The replay the command line describes (ValueError on a bad option)."""
     from rollmux.sim.replay import ReplaySpec
@@ -153,6 +161,8 @@ def spec_from_args(args: argparse.Namespace) -> ReplaySpec:
         sync=args.sync,
         regroup_interval_h=args.regroup_interval_h,
         record_phases=not args.no_phases,
+        lengths=(None if getattr(args, "lengths", None) is None  # older callers' namespaces
+                 else str(args.lengths)),
     )
 
 
@@ -215,6 +225,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-group-size", type=integer(1, GROUP_SIZE_MAX), default=None,
                    help="group-size limit passed to every policy that takes one (ignored "
                         "by solo-d, verl and gavel-plus, which never share a node)")
+    p.add_argument("--lengths", type=_folder, default=None,
+                   help="draw response lengths from the recorded steps of real runs (a "
+                        "PolyTrace workload folder or a folder above several; "
+                        "docs/stochastic.md section 8) instead of the lognormal; planning "
+                        "keeps the worst case")
     p.add_argument("--no-phases", action="store_true", help="do not keep the per-phase table")
     add_hardware(p)
     p.add_argument("--hardware-overrides", default=None,

@@ -106,7 +106,9 @@ class SimConfig:
     ``regroup_interval_s``: period of the policy's re-solve (policies that regroup; the
     policy's own interval wins when it defines one). ``record_phases``: keep the
     per-phase table (event path). ``failures``: kills and resubmissions.
-    ``policy_options``: extra keyword options for :func:`get_policy`.
+    ``policy_options``: extra keyword options for :func:`get_policy`. ``lengths``: a
+    PolyTrace folder whose recorded steps replace the lognormal response lengths
+    (:mod:`rollmux.sim.lengths`; None: the lognormal).
     """
 
     fidelity: str = "event"
@@ -120,9 +122,17 @@ class SimConfig:
     record_phases: bool = True
     failures: tuple[Failure, ...] = ()
     policy_options: tuple[tuple[str, Any], ...] = ()
+    lengths: str | None = None
 
     def __post_init__(self) -> None:
         """Validate every option; ValueError names the option and the bad value."""
+        if self.lengths is not None:
+            if not isinstance(self.lengths, str) or not self.lengths:
+                raise ValueError(f"lengths must be a folder path or None, got "
+                                 f"{self.lengths!r}")
+            if self.fidelity != "event" or not self.stochastic:
+                raise ValueError("lengths: real response lengths need sampled phases "
+                                 "(event fidelity, not deterministic)")
         check_modes(self.fidelity, self.sync, self.drift, stochastic=self.stochastic,
                     migration=self.migration, record_phases=self.record_phases)
         object.__setattr__(self, "drift_reach", parse_reach(self.drift_reach).value)
@@ -141,6 +151,8 @@ class SimConfig:
         out = dataclasses.asdict(self)
         out["failures"] = [dataclasses.asdict(f) for f in self.failures]
         out["policy_options"] = dict(self.policy_options)
+        if self.lengths is None:  # the lognormal: configs stay as they were
+            del out["lengths"]
         return out
 
 
@@ -208,6 +220,21 @@ def _stochastic_config(config: SimConfig) -> Any:
     return StochasticConfig(**options)
 
 
+def length_source(path: str | None) -> Any:
+    """The :class:`rollmux.sim.lengths.LengthSource` of a folder, read once per process."""
+    if path is None:
+        return None
+    from rollmux.sim.lengths import LengthSource
+
+    hit = _SOURCES.get(path)
+    if hit is None:
+        hit = _SOURCES[path] = LengthSource.read(path)
+    return hit
+
+
+_SOURCES: dict[str, Any] = {}
+
+
 def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
                          job_ids: Sequence[str] = ()) -> tuple[DrawFactory | None, str]:
     """Per-job draw tables from the stochastic sampler (None: expected times) and a label.
@@ -221,16 +248,17 @@ def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
     from rollmux.sim.stochastic import PhaseSampler
 
     sconf = _stochastic_config(config)
+    source = length_source(config.lengths)
 
     def make(job: RLJob, times: PhaseTimes) -> PhaseDraws:
         template = templates[job.job_id]
         # Value keys (equal hardware loaded twice shares the tables).
-        key = (job, times, seed, sconf, template, config.drift_reach, hw)
+        key = (job, times, seed, sconf, template, config.drift_reach, hw, config.lengths)
         hit = _DRAWS.get(key)
         if hit is not None:
             return hit
         sampler = PhaseSampler(job, hw, root_seed=seed, config=sconf, drift=template,
-                               drift_reach=config.drift_reach, times=times)
+                               drift_reach=config.drift_reach, times=times, lengths=source)
         draws = [sampler.sample(k) for k in range(job.iterations)]
         table = PhaseDraws(array("d", [d.rollout_s for d in draws]),
                            array("d", [d.rollout_node_s for d in draws]),
@@ -421,7 +449,7 @@ class _Driver:
         job = self.jobs[k]
         placed = snap.jobs[job.job_id]
         group = snap.groups[placed.group_id]
-        colocated = group.kind is GroupKind.COLOCATED
+        colocated = group.kind in (GroupKind.COLOCATED, GroupKind.TIMESLICE)
         gpn = self.hw.node.gpus_per_node
         rnodes = tuple(_serial(n) for n in placed.rollout_nodes)
         tnodes = tuple(_serial(n) for n in placed.train_nodes)
@@ -450,6 +478,9 @@ class _Driver:
             rollout_gpus_per_node=gpus_per_node(t_gpus if colocated else r_gpus,
                                                 len(tnodes if colocated else rnodes), gpn),
             train_gpus_per_node=gpus_per_node(t_gpus, len(tnodes), gpn),
+            staleness=placed.staleness,
+            handover_s=max(0.0, times.warm_switch_s - self.hw.perf.warm_switch_const_s)
+            if group.kind is GroupKind.TIMESLICE else 0.0,
         )
 
     def _solo_s(self, job: RLJob) -> float:
@@ -544,7 +575,8 @@ class _Driver:
             self._add(k, t, self.snapshot, t, resident=kind == "arrival")
             self._set_orders(decision.group_id, self.snapshot)
             self._event(t, kind, job.job_id, decision.group_id, decision.strategy.value,
-                        decision.marginal_cost_usd_per_h)
+                        decision.marginal_cost_usd_per_h,
+                        f"staleness={decision.staleness}" if decision.staleness else "")
         else:
             self._regroup(decision, t, arrival=(k, kind))
         self._record_ts(t)
@@ -779,6 +811,10 @@ def simulate_trace(
         "phase_events": model.events,
         "phase_rows": len(phases) if phase_sink is None else phase_sink.rows,
     }
+    # The optimum policies' certified gaps (optimum_gap, ...; docs/optimum.md, section 6).
+    solve_stats = getattr(policy_obj, "stats", None)
+    if callable(getattr(solve_stats, "summary", None)):
+        extra.update(solve_stats.summary())  # type: ignore[union-attr]
     summary = summarize(jobs_df, ts, events, driver.gpu_types, extra)
     resolved = {**config.to_dict(), "policy": extra["policy"], "seed": seed,
                 "phase_sampler": label}

@@ -82,11 +82,12 @@ class _Node:
     order slot ``k`` is (0 for its first); the node serves slot ``pos`` of round
     ``round`` next. ``holder``: the job whose phase holds the node (None: free);
     ``shared``: the node hosts more than one job; ``tails``: migrated tails holding a
-    share of its GPUs, (end time, share) (ended ones are dropped lazily).
+    share of its GPUs, (end time, share) (ended ones are dropped lazily); ``queue``: the
+    co-located (time-sliced) jobs waiting for it, first come first served.
     """
 
-    __slots__ = ("holder", "occurrence", "order", "pool", "pos", "round", "serial", "shared",
-                 "tails")
+    __slots__ = ("holder", "occurrence", "order", "pool", "pos", "queue", "round", "serial",
+                 "shared", "tails")
 
     def __init__(self, serial: int, pool: int) -> None:
         """An empty node of ``pool`` (0 rollout, 1 training)."""
@@ -99,6 +100,7 @@ class _Node:
         self.holder: _Job | None = None
         self.shared = False
         self.tails: list[Tail] = []
+        self.queue: list[_Job] = []
 
 
 class _Job:
@@ -128,6 +130,7 @@ class _Job:
         "epoch",
         "expected_rollout_s",
         "expected_train_s",
+        "handover_s",
         "holding",
         "index",
         "iteration",
@@ -136,12 +139,16 @@ class _Job:
         "nodes",
         "occurrence",
         "ready_s",
+        "rolled",
+        "rolling_k",
         "rollout_gpus",
         "rollout_gpus_per_node",
         "rollout_layout",
         "rollout_nodes",
         "rollout_switch_s",
         "round",
+        "stale_roll_start_s",
+        "staleness",
         "start_s",
         "state",
         "switch_s",
@@ -156,6 +163,7 @@ class _Job:
         "train_gpus",
         "train_layout",
         "train_nodes",
+        "train_start_s",
         "train_switch_s",
         "warm_switch_s",
         "work_s",
@@ -186,6 +194,14 @@ class _Job:
         self.train_switch_s = 0.0
         self.sync_s = 0.0
         self.coloc_ratio = 1.0
+        self.handover_s = 0.0
+        # Asynchronous jobs (staleness > 0): rollouts completed, the running rollout's
+        # iteration (-1: none) and start, the running training's start.
+        self.staleness = 0
+        self.rolled = 0
+        self.rolling_k = -1
+        self.stale_roll_start_s = 0.0
+        self.train_start_s = -1.0
         self.expected_rollout_s = 0.0
         self.expected_train_s = 0.0
         self.rollout_layout = -1
@@ -332,6 +348,14 @@ class EventModel:
                                            times.warm_switch_s, times.cold_switch_s)
         job.sync_s = 0.0 if coloc else rt.sync_s
         job.coloc_ratio = rt.coloc_ratio
+        job.handover_s = rt.handover_s
+        job.staleness = rt.staleness
+        job.rolled = done
+        job.rolling_k = -1
+        job.train_start_s = -1.0
+        if job.staleness:
+            job.carry = 0.0  # an asynchronous job restarts its unfinished iterations
+            job.state = _WANTS_ROLLOUT
         job.expected_rollout_s = times.rollout_s
         job.expected_train_s = times.train_s
         job.rollout_layout = self._layout(job.index, PHASE_CODES["rollout"],
@@ -352,9 +376,14 @@ class EventModel:
         self._membership_changed(job.nodes)
         for node in job.nodes:
             self._normalise(node)
+        if job.staleness and any(len(node.order) > 1 for node in job.nodes):
+            raise ValueError(f"job {rt.index}: an asynchronous job must hold its nodes alone")
         if ready_s > t:
             self._push(ready_s, _READY, job)
-        self._try(job, t)
+        if job.staleness:
+            self._async_try(job, t)
+        else:
+            self._try(job, t)
 
     def in_flight(self, i: int, t: float) -> InFlight | None:
         """Job ``i``'s unfinished iteration at ``t``: its phase and the share done (None: none).
@@ -365,6 +394,8 @@ class EventModel:
         """
         job = self.jobs[i]
         st = job.state
+        if job.staleness:
+            return None  # an asynchronous job's unfinished iterations are lost
         if st == _WANTS_ROLLOUT:
             return InFlight("rollout", job.carry) if job.carry else None
         if st == _WANTS_TRAIN:
@@ -395,7 +426,9 @@ class EventModel:
         """
         self.now = max(self.now, t)
         job = self.jobs[i]
-        if job.holding:
+        if job.staleness:
+            self._async_abort(job, t)
+        elif job.holding:
             self._release(job, t, True)
         elif job.state == _ROLLING and job.tail_gpus:
             self._end_tail(job, t)
@@ -407,6 +440,8 @@ class EventModel:
         for node in job.nodes:
             if self.nodes.get(node.serial) is not node:
                 continue
+            if job in node.queue:
+                node.queue.remove(job)
             slots = [k for k, other in enumerate(node.order) if other is job]
             if not slots:
                 continue
@@ -426,7 +461,11 @@ class EventModel:
         for node in touched:
             self._normalise(node)
         for node in touched:
-            self._try(node.order[node.pos], t)
+            nxt = node.queue[0] if node.queue else node.order[node.pos]
+            if nxt.staleness:
+                self._async_try(nxt, t)
+            else:
+                self._try(nxt, t)
         return job.iteration
 
     def set_node_orders(self, group_id: str, orders: Mapping[int, Sequence[int]]) -> None:
@@ -498,6 +537,11 @@ class EventModel:
                                             warm, cold)
             job.train_switch_s = switch_s(switch_paid(False, job.colocated, shared_t),
                                           warm, cold)
+            if job.colocated and shared_t:
+                # A time-sliced hand-over: the outgoing phase's state is snapshotted too
+                # (charged to the phase that leaves, at its end; docs/designs.md).
+                job.rollout_switch_s += job.handover_s
+                job.train_switch_s += job.handover_s
 
     def _tail_placement(self, job: _Job) -> tuple[int, tuple[tuple[_Node, float], ...]]:
         """Where the job's tail of ``job.tail_gpus`` GPUs sits: its row layout, node shares.
@@ -599,9 +643,17 @@ class EventModel:
                 return
             nodes = job.rollout_nodes if st == _WANTS_ROLLOUT else job.train_nodes
             if job.colocated:
+                # Co-located jobs of a time slice acquire their nodes first come, first
+                # served; a lone (veRL) job never waits for another.
                 for s in nodes:
-                    if s.holder is not None:
+                    if s.holder is not None or (s.queue and s.queue[0] is not job):
+                        for q in nodes:
+                            if job not in q.queue:
+                                q.queue.append(job)
                         return
+                for s in nodes:
+                    if s.queue and s.queue[0] is job:
+                        del s.queue[0]
             else:
                 r, o = job.round, job.occurrence
                 for s in nodes:
@@ -804,6 +856,14 @@ class EventModel:
                 if ep != job.epoch:
                     continue
                 count += 1
+                if job.staleness:
+                    if kind == _READY:
+                        self._async_try(job, t)
+                    elif kind != _LEAVE and self._async_event(kind, job, t):
+                        heapq.heappush(heap, (t, _LEAVE, next(self.counter), job, ep))
+                        self.now = t
+                        return [(job.index, t)]
+                    continue
                 if kind == _TRAIN_END:
                     freed = release(job, t)
                     job.iteration += 1
@@ -811,7 +871,7 @@ class EventModel:
                         job.state = _OUT
                         job.round, job.occurrence = _NEVER, 0
                         for s in freed:
-                            nxt = s.order[s.pos]
+                            nxt = s.queue[0] if s.queue else s.order[s.pos]
                             if 0 <= nxt.state <= _WANTS_TRAIN:
                                 try_(nxt, t)
                         heapq.heappush(heap, (t, _LEAVE, next(self.counter), job, ep))
@@ -857,7 +917,7 @@ class EventModel:
                     for s in job.nodes:
                         if self.nodes.get(s.serial) is s:
                             self._normalise(s)
-                            nxt = s.order[s.pos]
+                            nxt = s.queue[0] if s.queue else s.order[s.pos]
                             if 0 <= nxt.state <= _WANTS_TRAIN:
                                 try_(nxt, t)
                     continue
@@ -865,7 +925,7 @@ class EventModel:
                     try_(job, t)
                     continue
                 for s in freed:
-                    nxt = s.order[s.pos]
+                    nxt = s.queue[0] if s.queue else s.order[s.pos]
                     if 0 <= nxt.state <= _WANTS_TRAIN:
                         try_(nxt, t)
         finally:
@@ -876,6 +936,100 @@ class EventModel:
         if math.isfinite(t_limit):
             self.now = max(self.now, t_limit)
         return []
+
+    # ------------------------------------------------------------------ asynchronous jobs
+
+    def _async_try(self, job: _Job, t: float) -> None:
+        """Start what an asynchronous job can start at ``t`` (docs/designs.md, "async").
+
+        Rollout k may start once the rollout nodes are free and training k - 1 - s has
+        ended (s: the staleness; s = 0 would be synchronous); training k once rollout k
+        is complete and training k - 1 has ended (with its sync).
+        """
+        if job.state < 0 or job.ready_s > t:
+            return
+        draws = job.draws
+        k = job.rolled
+        if job.rolling_k < 0 and k < job.target and job.iteration >= k - job.staleness:
+            roll = job.expected_rollout_s if draws is None else draws.rollout_s[k]
+            switch = self._async_switch(job, job.rollout_nodes)
+            job.rolling_k = k
+            job.stale_roll_start_s = t
+            for s in job.rollout_nodes:
+                s.holder = job
+            self._push(t + switch + roll, _ROLL_END, job)
+        k = job.iteration
+        if job.train_start_s < 0 and k < job.rolled:
+            work = job.expected_train_s if draws is None else draws.train_s[k]
+            switch = self._async_switch(job, job.train_nodes)
+            job.train_start_s = t
+            job.next_train_s = work
+            for s in job.train_nodes:
+                s.holder = job
+            self._push(t + switch + work + job.sync_s, _TRAIN_END, job)
+
+    def _async_switch(self, job: _Job, nodes: Sequence[_Node]) -> float:
+        """The switch an asynchronous job's phase pays: cold on a node not yet loaded."""
+        cold_left = job.cold_left
+        if cold_left and not cold_left.isdisjoint([s.serial for s in nodes]):
+            cold_left.difference_update([s.serial for s in nodes])
+            return job.cold_phase_switch_s
+        return 0.0
+
+    def _async_record(self, job: _Job, layout: int, k: int, start: float, end: float,
+                      work: float) -> None:
+        """One phase row of an asynchronous job (buffered like the hot path's)."""
+        if self.record_phases:
+            self.rows.extend((layout, k, start, end, work))
+            if len(self.rows) >= _BATCH_ROWS * _PHASE_FIELDS:
+                self._flush()
+
+    def _async_event(self, kind: int, job: _Job, t: float) -> bool:
+        """A rollout or training of an asynchronous job ends; True when the job completes."""
+        draws = job.draws
+        if kind == _ROLL_END:
+            k = job.rolling_k
+            roll = job.expected_rollout_s if draws is None else draws.rollout_s[k]
+            job.busy_rollout_gpu_s += roll * job.rollout_gpus
+            self._async_record(job, job.rollout_layout, k, job.stale_roll_start_s, t, roll)
+            for s in job.rollout_nodes:
+                s.holder = None
+            job.rolling_k = -1
+            job.rolled += 1
+        elif kind == _TRAIN_END:
+            k = job.iteration
+            work = job.next_train_s
+            job.busy_train_gpu_s += work * job.train_gpus
+            self._async_record(job, job.train_layout, k, job.train_start_s, t, work)
+            for s in job.train_nodes:
+                s.holder = None
+            job.train_start_s = -1.0
+            job.iteration += 1
+            if job.iteration >= job.target:
+                job.state = _OUT
+                job.round, job.occurrence = _NEVER, 0
+                return True
+        self._async_try(job, t)
+        return False
+
+    def _async_abort(self, job: _Job, t: float) -> None:
+        """An asynchronous job is removed at ``t``: its running phases are cut and recorded."""
+        if job.rolling_k >= 0:
+            work = max(0.0, t - job.stale_roll_start_s)
+            job.busy_rollout_gpu_s += work * job.rollout_gpus
+            self._async_record(job, job.rollout_layout, job.rolling_k, job.stale_roll_start_s,
+                               t, work)
+            job.rolling_k = -1
+        if job.train_start_s >= 0:
+            work = min(job.next_train_s, max(0.0, t - job.train_start_s))
+            job.busy_train_gpu_s += work * job.train_gpus
+            self._async_record(job, job.train_layout, job.iteration, job.train_start_s, t,
+                               work)
+            job.train_start_s = -1.0
+        for s in job.nodes:
+            if s.holder is job:
+                s.holder = None
+        job.rolled = job.iteration
 
     def iterations_done(self, i: int) -> int:
         """Whole iterations job ``i`` has completed."""

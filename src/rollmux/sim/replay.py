@@ -192,7 +192,8 @@ class ReplaySpec:
     policy's own); ``drift``: a drift setting or template; ``drift_reach``: how far drift
     reaches (:class:`rollmux.sim.drift.DriftReach`); ``failures``: a kill list CSV;
     ``hardware``/``hardware_overrides``: hardware YAML (None: the shipped one) and
-    dotted-key overrides; ``fidelity``, ``stochastic``, ``migration``, ``sync``: as
+    dotted-key overrides; ``fidelity``, ``stochastic``, ``migration``, ``sync``,
+    ``lengths`` (a PolyTrace folder, ``--lengths``): as
     :class:`rollmux.sim.engine.SimConfig`; ``regroup_interval_h``: re-solve period of
     regrouping policies (None: the policy's own); ``record_phases``: keep phases.csv.
     """
@@ -213,6 +214,7 @@ class ReplaySpec:
     sync: str = "topology"
     regroup_interval_h: float | None = None
     record_phases: bool = True
+    lengths: str | None = None
 
     def __post_init__(self) -> None:
         """Validate and canonicalise every field; ValueError names the field."""
@@ -233,7 +235,7 @@ class ReplaySpec:
         set_(self, "slo", SLO_FROM_TRACE if setting is None else setting.label())
         if self.max_group_size is not None:
             check_max_group_size(self.max_group_size)
-        for name in ("failures", "hardware"):
+        for name in ("failures", "hardware", "lengths"):
             value = getattr(self, name)
             if value is not None:
                 if not isinstance(value, str | Path) or not str(value):
@@ -249,6 +251,9 @@ class ReplaySpec:
                              f"{self.hardware_overrides!r}") from None
         check_modes(self.fidelity, self.sync, self.drift, stochastic=self.stochastic,
                     migration=self.migration, record_phases=self.record_phases)
+        if self.lengths is not None and (self.fidelity != "event" or not self.stochastic):
+            raise ValueError("--lengths needs sampled phases (event fidelity, not "
+                             "--deterministic)")
         set_(self, "drift_reach", parse_reach(self.drift_reach).value)
         h = self.regroup_interval_h
         if h is not None:
@@ -263,7 +268,8 @@ class ReplaySpec:
         """The replay's keys: trace (file stem), slo, maxgroup, drift, policy, seed."""
         return replay_keys({"trace": self.trace, "slo_override": self.slo,
                             "max_group_size": self.max_group_size, "drift": self.drift,
-                            "policy": self.policy, "seed": self.seed})
+                            "policy": self.policy, "seed": self.seed,
+                            "lengths": self.lengths})
 
     def path(self) -> Path:
         """The replay's key=value folder (relative; see the module docstring)."""
@@ -275,6 +281,9 @@ class ReplaySpec:
             # Beside the drift segment, not after seed=: a folder is replaced whole, so no
             # replay's folder may nest inside another's.
             parts.insert(4, f"drift_reach={self.drift_reach}")
+        if self.lengths is not None:  # before policy=, for the same reason
+            parts.insert(parts.index(f"policy={k['policy']}"),
+                         f"lengths={Path(self.lengths).name}")
         if self.fidelity != "event":
             parts.append(f"fidelity={self.fidelity}")
         if not self.stochastic:
@@ -308,17 +317,21 @@ def replay_keys(config: Mapping[str, Any]) -> dict[str, Any]:
     """A replay's keys from its resolved configuration (``config.json``).
 
     ``trace`` (the trace file's stem), ``slo`` (``trace`` or the override's label),
-    ``maxgroup`` (None: the policy's own limit), ``drift``, ``policy``, ``seed``; equal
+    ``maxgroup`` (None: the policy's own limit), ``drift``, ``policy``, ``seed``, and
+    ``lengths`` (the folder's name) only for a replay with real lengths; equal
     to :meth:`ReplaySpec.keys` of the spec that wrote it. ValueError when a field is
     missing (not a replay's configuration).
     """
     try:
-        return {"trace": Path(str(config["trace"])).stem,
+        keys = {"trace": Path(str(config["trace"])).stem,
                 "slo": config["slo_override"] or SLO_FROM_TRACE,
                 "maxgroup": config["max_group_size"], "drift": config["drift"],
                 "policy": config["policy"], "seed": int(config["seed"])}
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a replay's configuration (missing or bad {exc})") from None
+    if config.get("lengths"):  # real response lengths (absent: the lognormal)
+        keys["lengths"] = Path(str(config["lengths"])).name
+    return keys
 
 
 #: Columns of a failure list (``--failures``): kill ``job_id`` at ``kill_at_s``,
@@ -469,6 +482,7 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
         record_phases=spec.record_phases,
         failures=failures,
         policy_options=tuple(options.items()),
+        lengths=spec.lengths,
         **({"regroup_interval_s": spec.regroup_interval_h * 3600.0}
            if spec.regroup_interval_h is not None else {}),
     )
@@ -510,6 +524,11 @@ def _complete_config(config: dict[str, Any], spec: ReplaySpec, overrides: dict[s
         config["hardware_file"] = spec.hardware
     if spec.failures is not None:
         config["failures_file"] = spec.failures
+    if spec.lengths is not None:
+        from rollmux.sim.engine import length_source
+        from rollmux.sim.lengths import describe
+
+        config["lengths_workloads"] = describe(length_source(spec.lengths))
 
 
 #: The per-phase table's file in an output folder.

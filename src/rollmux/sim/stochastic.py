@@ -45,6 +45,7 @@ from rollmux.sim.drift import (
     parse_reach,
     stable_job_hash,
 )
+from rollmux.sim.lengths import JobLengths, LengthSource
 
 __all__ = [
     "WOVEN_PHASE_COLUMNS",
@@ -222,7 +223,10 @@ class PhaseSampler:
     exceed the worst case of ``times``; ``cap``: lengths stay below the maximum);
     ``total_iterations`` (default: the job's) defines the nominal progress
     ``iteration / total_iterations`` for which draws are precomputed in vectorised blocks
-    (the fast path).
+    (the fast path). ``lengths`` (:class:`rollmux.sim.lengths.LengthSource`) draws each
+    iteration's responses from a real workload's recorded steps instead of the lognormal
+    (docs/stochastic.md, section 8); the rollout coefficients and the worst case stay the
+    lognormal model's, and None keeps every draw as it was.
     """
 
     job: RLJob
@@ -259,6 +263,7 @@ class PhaseSampler:
     _window_start: int
     _window: list[IterationDraw]
     _window_raw: tuple[FloatArray, FloatArray, FloatArray]
+    real_lengths: JobLengths | None
 
     def __init__(
         self,
@@ -271,6 +276,7 @@ class PhaseSampler:
         drift_reach: DriftReach | str = DriftReach.PROFILE,
         times: PhaseTimes | None = None,
         total_iterations: int | None = None,
+        lengths: LengthSource | None = None,
     ) -> None:
         """Resolve the job's shape and phase times and fit the rollout coefficients."""
         if not isinstance(job, RLJob):
@@ -325,6 +331,10 @@ class PhaseSampler:
         self._window_start = 0
         self._window = []
         self._window_raw = (np.empty((0, 0)), np.empty((0, 0)), np.empty(0))
+        if lengths is not None and not isinstance(lengths, LengthSource):
+            raise ValueError(f"lengths must be a LengthSource or None, got {lengths!r}")
+        self.real_lengths = None if lengths is None else lengths.for_job(
+            job.job_id, job.turns, self.root_seed, self._lengths.hi)
 
     # ------------------------------------------------------------------ model constants
 
@@ -493,22 +503,32 @@ class PhaseSampler:
         return min(1.0, iteration / self.total_iterations)
 
     def _derive_arrays(self, v: FloatArray, z: FloatArray, beta: FloatArray,
-                       progress: FloatArray) -> dict[str, NDArray[Any]]:
-        """Phase durations of consecutive iterations from their raw variates (vectorised)."""
+                       progress: FloatArray, first: int = 0) -> dict[str, NDArray[Any]]:
+        """Phase durations of consecutive iterations from ``first`` from their raw variates
+        (vectorised)."""
         cfg, lengths, coef = self.config, self._lengths, self.coefficients
         big = lengths.hi
         f = length_factors(self.drift, progress)
-        top, total = self._replica_stats(v, z, f)
+        real = self.real_lengths
+        if real is not None:
+            steps = real.step_indices(first, first + v.shape[0])
+            top, total = real.replica_stats(steps, v, z, f, self.length_cap(f),
+                                            self._per_replica)
+        else:
+            top, total = self._replica_stats(v, z, f)
         per_replica = (coef.tail_s * top / big
                        + coef.work_s * total / (self._per_replica * big))
         rollout = coef.fixed_s + per_replica.max(axis=1)
         longest = top.max(axis=1)
         tokens = total.sum(axis=1)
-        # Threshold: the rank-k order statistic of all responses (exact marginal).
-        x_q = np.minimum(np.clip(f * lengths.quantile(1.0 - beta), 1.0, self.length_cap(f)),
-                         longest)
-        # E[min(f L, x)] = f E[min(L, x / f)] from a table (the clip at 1 token is ignored).
-        done_mean = f * np.interp(np.log(x_q / f), self._min_log_grid, self._min_mean)
+        if real is not None:
+            x_q, done_mean = real.threshold(steps, beta, f, self.length_cap(f), longest)
+        else:
+            # Threshold: the rank-k order statistic of all responses (exact marginal).
+            x_q = np.minimum(np.clip(f * lengths.quantile(1.0 - beta), 1.0,
+                                     self.length_cap(f)), longest)
+            # E[min(f L, x)] = f E[min(L, x / f)] from a table (the 1-token clip ignored).
+            done_mean = f * np.interp(np.log(x_q / f), self._min_log_grid, self._min_mean)
         threshold = np.minimum(
             coef.fixed_s + coef.tail_s * x_q / big + coef.work_s * done_mean / big, rollout
         )
@@ -544,7 +564,7 @@ class PhaseSampler:
     def _derive(self, first: int, v: FloatArray, z: FloatArray, beta: FloatArray,
                 progress: FloatArray) -> list[IterationDraw]:
         """Draws of consecutive iterations from their raw variates."""
-        cols = self._derive_arrays(v, z, beta, progress)
+        cols = self._derive_arrays(v, z, beta, progress, first)
         rows = zip(*(cols[name].tolist() for name in IterationDraw._fields[1:]), strict=True)
         make = tuple.__new__
         return [make(IterationDraw, (first + i, *row)) for i, row in enumerate(rows)]
@@ -616,7 +636,7 @@ class PhaseSampler:
             raise ValueError(f"first must be an integer >= 0, got {first!r}")
         stop = int(first) + int(iterations)
         progress = np.minimum(1.0, np.arange(first, stop) / self.total_iterations)
-        return self._derive_arrays(*self._raw_range(int(first), stop), progress)
+        return self._derive_arrays(*self._raw_range(int(first), stop), progress, int(first))
 
     def table(self, iterations: int, first: int = 0) -> list[IterationDraw]:
         """Draws of ``iterations`` consecutive iterations from ``first`` (nominal progress)."""

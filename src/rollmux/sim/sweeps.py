@@ -90,8 +90,9 @@ AVERAGE_COST_COLUMN = "cost_over_optimal"
 @dataclass(frozen=True, slots=True, order=True)
 class RunKey:
     """One replay: trace name, SLO setting, group-size limit, policy, seed, drift, how far
-    drift reaches (``drift_reach``) and whether phase times are sampled (``stochastic``)
-    or each job's fixed expected times."""
+    drift reaches (``drift_reach``), whether phase times are sampled (``stochastic``)
+    or each job's fixed expected times, and the real-lengths folder (``lengths``, ``""``:
+    the lognormal; ``simulate --lengths``)."""
 
     trace: str
     slo: str
@@ -102,6 +103,7 @@ class RunKey:
     stochastic: bool = True
     fidelity: str = "event"
     drift_reach: str = "profile"
+    lengths: str = ""
 
     def spec(self, trace_path: str | Path | None = None) -> ReplaySpec:
         """The replay's spec (trace file: ``trace_path``, default :func:`trace_file`)."""
@@ -109,7 +111,7 @@ class RunKey:
                           seed=self.seed, slo=self.slo, max_group_size=self.maxgroup,
                           drift=self.drift, drift_reach=self.drift_reach,
                           stochastic=self.stochastic, fidelity=self.fidelity,
-                          record_phases=False)
+                          record_phases=False, lengths=self.lengths or None)
 
     def path(self, root: str | Path = "results/sim") -> Path:
         """The replay's folder ``<root>/<ReplaySpec.path()>``."""

@@ -1,4 +1,4 @@
-"""`rollmux trace validate|generate|adapt|stats`: the trace command line.
+"""`rollmux trace validate|generate|adapt|stats|lengths`: the trace command line.
 
 Failures go through the one error path of :func:`rollmux.cliutil.run`: an invalid trace
 prints one located problem per line (`rollmux: error: file:line: row R, column C: ...`)
@@ -200,6 +200,44 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return ExitStatus.OK
 
 
+def _folder(text: str) -> Path:
+    """Argument type: an existing folder (a PolyTrace workload folder or one above)."""
+    path = Path(text)
+    if not text or "\x00" in text:
+        raise argparse.ArgumentTypeError("expected a folder path")
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text}: {'not a folder' if path.exists() else 'no such folder'}")
+    return path
+
+
+def cmd_lengths(args: argparse.Namespace) -> int:
+    """Per-step response-length statistics of PolyTrace folders and the length model's fit."""
+    from rollmux.traces import polytrace
+
+    hw = _hardware(args)
+    workloads = polytrace.read_lengths(args.path, cap=args.cap)
+    steps = polytrace.step_table(workloads)
+    fit = polytrace.fit_table(workloads, hw.workload.response_len_sigma,
+                              hw.workload.mean_response_fraction)
+    for w in workloads:
+        note = f"{w.name}: {w.format}, {len(w.steps)} step(s), cap {w.cap_source}"
+        if w.validation_rows:
+            note += f", {w.validation_rows} validation row(s) skipped"
+        if w.ignored_files:
+            note += f", not lengths: {', '.join(w.ignored_files)}"
+        print(printable(f"# {note}"))
+    for table, out, what in ((steps, args.out, "per-step statistics"),
+                             (fit, args.fit_out, "length-model fit")):
+        if out is None:
+            print(f"# {what}")
+            print(table.dropna(axis=1, how="all").to_string(index=False))
+        else:
+            write_text(out, table.to_csv(index=False, lineterminator="\n", float_format="%.6g"))
+            print(f"wrote {printable(out)} ({what})")
+    return ExitStatus.OK
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     """Options every trace sub-command accepts."""
     add_hardware(parser)
@@ -222,7 +260,7 @@ def _generation_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `trace` command (validate, generate, adapt, stats) to a CLI's sub-parsers."""
+    """Add the `trace` command (validate, generate, adapt, stats, lengths) to sub-parsers."""
     trace = subparsers.add_parser("trace", help="validate, generate and adapt job traces")
     commands = trace.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
 
@@ -277,6 +315,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="CSV to write (default: print a table)")
     _common(stats)
     stats.set_defaults(func=cmd_stats)
+
+    lengths = commands.add_parser(
+        "lengths", help="per-step response lengths of PolyTrace folders and our model's fit")
+    lengths.add_argument("path", type=_folder,
+                         help="a PolyTrace workload folder (packed_lengths_step_N or "
+                              "multiturn_workload_step_N .jsonl[.gz] files) or a folder "
+                              "above several")
+    lengths.add_argument("--out", type=output_file, default=None,
+                         help="CSV of one row per training step (default: print a table)")
+    lengths.add_argument("--fit-out", type=output_file, default=None,
+                         help="CSV of the length model's fit per workload (default: print)")
+    lengths.add_argument("--cap", type=number(above=0.0, high=1e9), default=None,
+                         help="response cap (tokens) of packed workloads, whose records do "
+                              "not carry it (default: inferred, docs/stochastic.md P0)")
+    _common(lengths)
+    lengths.set_defaults(func=cmd_lengths)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,12 +14,13 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.placement.optimum.certified import CertifyOptions, certified_partition
 from rollmux.placement.optimum.periods import PeriodCache
 from rollmux.placement.optimum.plans import (
     Context,
@@ -36,9 +37,33 @@ from rollmux.placement.optimum.plans import (
     job_data,
     solo_plan,
 )
-from rollmux.placement.optimum.search import DeadlineError, compatible, min_cost
+from rollmux.placement.optimum.search import (
+    DeadlineError,
+    Effort,
+    EffortError,
+    compatible,
+    min_cost,
+)
 
-__all__ = ["ColumnCache", "MilpAnswer", "cliques", "optimal_partition", "solve_set_partitioning"]
+__all__ = [
+    "DEFAULT_EXACT_EFFORT",
+    "METHODS",
+    "ColumnCache",
+    "Method",
+    "MilpAnswer",
+    "cliques",
+    "optimal_partition",
+    "solve_set_partitioning",
+]
+
+# "exact": every candidate group searched to the end; "certified": column generation
+# with a proven lower bound (module certified); "auto": exact while its searches stay
+# within ``exact_effort`` work units per call, else certified from what they found.
+Method = Literal["exact", "certified", "auto"]
+METHODS: tuple[str, ...] = ("exact", "certified", "auto")
+# Work units (pinnings and orders tried) of one call's exact searches before "auto"
+# switches to the certified method (a unit is about 0.1 ms of search on the 2-core VM).
+DEFAULT_EXACT_EFFORT = 40_000
 
 # (chosen column indices, HiGHS status text, proven optimal)
 MilpAnswer = tuple[list[int], str, bool]
@@ -107,6 +132,9 @@ class ColumnCache:
         self.job_data: dict[RLJob, JobData] = {}
         self.periods = PeriodCache()
         self._milp: dict[MilpInput, MilpAnswer] = {}
+        # What the certified method proved about job sets (a lower bound, the plan once
+        # exact), keyed like the sets; properties of the sets alone.
+        self.certified: dict[frozenset[int], Any] = {}
 
     def __len__(self) -> int:
         """Number of job sets whose search result is kept."""
@@ -120,6 +148,7 @@ class ColumnCache:
         self.job_data.clear()
         self.periods.clear()
         self._milp.clear()
+        self.certified.clear()
 
     def configure(self, hw: Hardware, orders: Orders, space: Space) -> None:
         """Bind to this configuration (compared by value); clear everything if it differs."""
@@ -143,6 +172,9 @@ class ColumnCache:
                 self._sets.pop(key, None)
             self.job_data.pop(job, None)
             del self._uid[job]
+        if self.certified and len(self._uid) < self._next_uid:
+            live = frozenset(self._uid.values())
+            self.certified = {k: v for k, v in self.certified.items() if k <= live}
         return uids
 
     @property
@@ -219,6 +251,9 @@ def optimal_partition(
     orders: Orders = "all",
     space: Space = "full",
     cache: ColumnCache | None = None,
+    method: Method = "exact",
+    exact_effort: int = DEFAULT_EXACT_EFFORT,
+    certify: CertifyOptions | None = None,
 ) -> Partition:
     """Minimum-cost partition of ``jobs`` into feasible groups, by set-partitioning MILP.
 
@@ -227,7 +262,13 @@ def optimal_partition(
     the whole call; when it runs out the result is feasible but ``solver`` says it is not
     proven optimal (and ``proven_optimal`` is False). Groups are ordered by their first
     job's position in ``jobs``. ``cache`` keeps the columns for later calls on
-    overlapping job sets; results are the same with or without it.
+    overlapping job sets; with ``method="exact"`` results are the same with or without it.
+
+    ``method``: ``"exact"`` searches every candidate group; ``"certified"`` uses column
+    generation (:mod:`.certified`, options ``certify``) and returns a partition with a
+    proven lower bound (``Partition.lower_bound_usd_per_h``, ``Partition.gap``);
+    ``"auto"`` is exact while one call's searches stay within ``exact_effort`` work
+    units, and certified otherwise (docs/optimum.md, section 6).
     """
     start = time.perf_counter()
     max_group_size = check_group_size(max_group_size)
@@ -237,6 +278,10 @@ def optimal_partition(
     ctx = context(hw)
     if cache is not None and not isinstance(cache, ColumnCache):
         raise ValueError(f"cache = {cache!r}: expected a ColumnCache or None")
+    if method not in METHODS:
+        raise ValueError(f"method = {method!r}: expected one of {', '.join(METHODS)}")
+    budget = Effort(exact_effort) if method == "auto" else None
+    certify = CertifyOptions() if certify is None else certify
     if cache is not None:
         cache.configure(hw, orders, space)
     data = job_data(jobs, ctx, None if cache is None else cache.job_data)
@@ -265,7 +310,10 @@ def optimal_partition(
     uid_of = uids.__getitem__
     job_id_of = [d.job.job_id for d in data].__getitem__
     cached = {} if cache is None else cache.entries
-    for level in cliques(adj, n, max_group_size)[1:]:
+    levels = cliques(adj, n, max_group_size)
+    outcome: dict[tuple[int, ...], GroupPlan | None] = {}  # this call's searches
+    fallback = method == "certified"
+    for level in levels[1:] if not fallback else ():
         splits.reset()
         for subset in level:
             mask = sum(map(bit, subset))
@@ -289,19 +337,47 @@ def optimal_partition(
             members = [data[i] for i in subset]
             try:
                 found = min_cost(
-                    members, ctx, upper, True, all_orders, full_space, periods, deadline, floor
+                    members, ctx, upper, True, all_orders, full_space, periods, deadline, floor,
+                    budget,
                 )
             except DeadlineError:
                 timed_out = True
                 break
+            except EffortError:
+                fallback = True
+                break
             searched += 1
+            outcome[subset] = found
             if cache is not None and key is not None:
                 cache.put(key, found)
             if found is not None:
                 column_cost[mask] = found.cost_usd_per_h
                 columns.append((subset, found))
-        if timed_out:
+        if timed_out or fallback:
             break
+    if fallback and not timed_out:
+        candidates = [subset for level in levels[1:] for subset in level]
+        known: dict[tuple[int, ...], GroupPlan] = {}
+        dominated: set[tuple[int, ...]] = set()
+        for subset in candidates:
+            if subset in outcome:
+                plan = outcome[subset]
+            elif cache is not None and (entry := cached.get(frozenset(map(uid_of, subset)))):
+                plan = None if entry.cost is None else entry.plans.get(
+                    tuple(map(job_id_of, subset)), next(iter(entry.plans.values()), None))
+                if entry.cost is not None and plan is None:
+                    continue
+            else:
+                continue
+            if plan is None:
+                dominated.add(subset)  # no plan cheaper than its split (rule P5)
+            else:
+                known[subset] = plan
+        return certified_partition(
+            data, ctx, candidates, known, dominated, all_orders=all_orders,
+            full_space=full_space, periods=periods, deadline=deadline, options=certify,
+            cache=cache, uids=uids, start=start, searched_before=searched,
+        )
     costs = [column_cost[sum(1 << i for i in subset)] for subset, _ in columns]
     milp_input: MilpInput = (n, tuple(subset for subset, _ in columns), tuple(costs))
     answer = None if cache is None else cache.milp_answer(milp_input)

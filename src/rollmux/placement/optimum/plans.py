@@ -114,6 +114,26 @@ class Partition:
     proven_optimal: bool = True
     # Candidate groups searched in this call (the rest came from a ColumnCache).
     n_searched: int = 0
+    # A proven lower bound on the least cost (None: the cost itself when proven optimal,
+    # unknown otherwise); set by the certified method (docs/optimum.md, section 6).
+    lower_bound_usd_per_h: float | None = None
+    # "exact" (every column enumerated) or "certified" (column generation with a bound).
+    method: str = "exact"
+
+    @property
+    def bound_usd_per_h(self) -> float:
+        """The proven lower bound on the least cost (NaN when none is known)."""
+        if self.lower_bound_usd_per_h is not None:
+            return self.lower_bound_usd_per_h
+        return self.cost_usd_per_h if self.proven_optimal else math.nan
+
+    @property
+    def gap(self) -> float:
+        """Certified relative gap (cost - bound) / cost: 0 when proven optimal, NaN if unknown."""
+        if self.cost_usd_per_h <= 0.0:
+            return 0.0
+        gap = (self.cost_usd_per_h - self.bound_usd_per_h) / self.cost_usd_per_h
+        return gap if math.isnan(gap) or gap > 0.0 else 0.0
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ from rollmux.placement.optimum.plans import (
 
 __all__ = [
     "DeadlineError",
+    "Effort",
+    "EffortError",
     "SearchState",
     "compatible",
     "min_cost",
@@ -59,6 +61,43 @@ __all__ = [
 
 class DeadlineError(Exception):
     """The time limit of an optimum call ran out inside one group's search."""
+
+
+class EffortError(Exception):
+    """A search's effort budget ran out; no plan costs less than ``lower_bound``.
+
+    Node-count pairs are visited in increasing cost, so when the budget runs out inside
+    the pair of cost ``lower_bound`` every cheaper pair has been refuted (or skipped by
+    P8): ``lower_bound`` is a proven lower bound on the set's least cost.
+    """
+
+    def __init__(self, lower_bound: float) -> None:
+        """Record the proven lower bound."""
+        super().__init__(f"effort budget exhausted; no plan costs less than {lower_bound}")
+        self.lower_bound = lower_bound
+
+
+class Effort:
+    """A deterministic work budget shared by searches: one unit per pinning or order tried.
+
+    Unlike a time limit it gives the same answer on every machine and load.
+    """
+
+    __slots__ = ("left", "used")
+
+    def __init__(self, units: int) -> None:
+        """A budget of ``units`` (> 0)."""
+        if isinstance(units, bool) or not isinstance(units, int) or units <= 0:
+            raise ValueError(f"effort = {units!r}: expected an integer > 0")
+        self.left = units
+        self.used = 0
+
+    def spend(self, lower_bound: float) -> None:
+        """Spend one unit; EffortError(lower_bound) when none is left."""
+        if self.left <= 0:
+            raise EffortError(lower_bound)
+        self.left -= 1
+        self.used += 1
 
 
 @dataclass
@@ -92,6 +131,7 @@ class SearchState:
     load_r: list[float] = field(default_factory=list)
     load_t: list[float] = field(default_factory=list)
     killer: list[tuple[int, ...]] = field(default_factory=list)
+    effort: Effort | None = None
 
     @property
     def n(self) -> int:
@@ -269,6 +309,7 @@ def search_state(
     periods: PeriodCache | None = None,
     deadline: float = math.inf,
     cost_floor: float = 0.0,
+    effort: Effort | None = None,
 ) -> SearchState | None:
     """The search state of a set of >= 2 jobs, or None when no useful plan can exist.
 
@@ -297,6 +338,7 @@ def search_state(
         need_r=tuple(d.n_rollout_nodes for d in data),
         need_t=tuple(d.n_train_nodes for d in data),
         cost_floor=cost_floor,
+        effort=effort,
     )
     p2_node_masks(state)
     return state
@@ -305,7 +347,9 @@ def search_state(
 def search_group(state: SearchState) -> GroupPlan | None:
     """The cheapest feasible connected plan of the state's jobs costing < ``max_cost``.
 
-    Raises :class:`DeadlineError` once ``state.deadline`` (a ``perf_counter`` time) passes.
+    Raises :class:`DeadlineError` once ``state.deadline`` (a ``perf_counter`` time) passes,
+    :class:`EffortError` once ``state.effort`` runs out (one unit per pinning and per
+    order tried beyond the index order).
     """
     layouts_r: dict[int, LazyList] = {}
     layouts_t: dict[int, LazyList] = {}
@@ -325,6 +369,8 @@ def search_group(state: SearchState) -> GroupPlan | None:
             if state.prune and load_r > state.budget_s:
                 continue
             for lay_t in layouts_t[n_t]:
+                if state.effort is not None:
+                    state.effort.spend(cost)
                 plan = try_pinning(state, lay_r, lay_t, roll, load_r, cost)
                 if plan is not None:
                     return plan
@@ -361,6 +407,8 @@ def try_pinning(
             return None
         candidates = orders(n)[1:] if state.all_orders else ()
         for other in candidates:
+            if state.effort is not None:
+                state.effort.spend(cost)
             if not p7_order_may_fit(state, roll, train, lay_r, lay_t, other):
                 continue
             meta = periods.period(roll, train, lay_r, lay_t, other)
@@ -418,16 +466,19 @@ def min_cost(
     periods: PeriodCache | None = None,
     deadline: float = math.inf,
     cost_floor: float = 0.0,
+    effort: Effort | None = None,
 ) -> GroupPlan | None:
     """The cheapest feasible plan of ``data`` (one job: alone) costing < ``max_cost``.
 
-    ``cost_floor`` is a proven lower bound on the cost of any feasible plan (rule P8).
+    ``cost_floor`` is a proven lower bound on the cost of any feasible plan (rule P8);
+    ``effort`` a work budget (:class:`EffortError` when it runs out).
     """
     if len(data) == 1:
         plan = solo_plan(data[0], ctx)
         return None if p5_split_cap_reached(plan.cost_usd_per_h, max_cost) else plan
     state = search_state(
-        data, ctx, max_cost, prune, all_orders, full_space, periods, deadline, cost_floor
+        data, ctx, max_cost, prune, all_orders, full_space, periods, deadline, cost_floor,
+        effort,
     )
     return None if state is None else search_group(state)
 

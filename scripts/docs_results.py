@@ -1,0 +1,166 @@
+"""Write the docs' result blocks from the results files (never typed by hand).
+
+Usage: python scripts/docs_results.py [--check]
+
+Two generated blocks, each between ``<!-- NAME -->`` and ``<!-- /NAME -->``:
+
+* ``lengths`` in docs/stochastic.md: what the real response lengths say against our length
+  model, per workload, from results/lengths/fit.csv and steps.csv (`rollmux trace lengths`
+  on config ``lengths.path``; rule ``trace_lengths``);
+* ``gap`` in docs/findings.md: the production cost gap decomposed, from
+  results/evidence/production_gap.csv (rule ``evidence_production_gap``).
+
+``--check`` exits 1 (writing nothing) when a block differs from the files.
+tests/test_docs_results.py runs the same check whenever the results files exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from rollmux.io import write_text
+
+ROOT = Path(__file__).resolve().parents[1]
+FIT = Path("results") / "lengths" / "fit.csv"
+STEPS = Path("results") / "lengths" / "steps.csv"
+GAP = Path("results") / "evidence" / "production_gap.csv"
+BURST = Path("results") / "evidence" / "production_gap_burst.json"
+#: The claims of the gap block, in its column order.
+GAP_CLAIMS = ("C01", "C02", "C04", "C10", "C11", "C12", "C13")
+
+
+def block_pattern(name: str) -> re.Pattern[str]:
+    """The block ``name``'s markers and body."""
+    return re.compile(rf"(<!-- {name} -->\n)(.*?)(<!-- /{name} -->)", re.S)
+
+
+def _read(root: Path, path: Path) -> pd.DataFrame:
+    """A results table; ValueError names a missing one."""
+    full = root / path
+    if not full.is_file():
+        raise ValueError(f"{full}: missing; run the pipeline first")
+    return pd.read_csv(full)
+
+
+def _num(x: float, digits: int = 3) -> str:
+    """A number to ``digits`` significant digits; a dash for a missing one."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{float(x):.{digits}g}"
+
+
+def render_lengths(root: Path = ROOT) -> str:
+    """The ``lengths`` block: the fit per workload and the per-step extremes."""
+    fit = _read(root, FIT)
+    steps = _read(root, STEPS)
+    full = steps[~steps["partial"].astype(bool)]
+    lines = [
+        "| workload | format | full steps x responses | cap (source) | mean tokens | "
+        "mean / cap (ours 0.35) | fitted shape (ours 0.8) | at the cap: observed / fitted "
+        "(ours 0) | per-step max / mean | KS: fit / ours / ours' shape | 5% critical |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for rec in fit.to_dict("records"):
+        mine = full[full["workload"] == rec["workload"]]
+        per_step = round(rec["responses"] / rec["steps"]) if rec["steps"] else 0
+        cap = "unknown" if math.isnan(rec["cap"]) else f"{rec['cap']:.0f} ({rec['cap_source']})"
+        at_cap = ("-" if math.isnan(rec["observed_at_cap"]) else
+                  f"{100 * rec['observed_at_cap']:.1f}% / {100 * rec['mass_at_cap']:.1f}%")
+        ratio = f"{mine['max_over_mean'].min():.1f}-{mine['max_over_mean'].max():.1f}x"
+        lines.append(
+            f"| {rec['workload']} | {rec['format']} | {rec['steps']} x {per_step} | {cap} | "
+            f"{rec['mean']:.0f} | {_num(rec['mean_over_cap'])} | {rec['sigma']:.3f} "
+            f"(log-sd {rec['log_sd']:.3f}) | {at_cap} | {ratio} | {_num(rec['ks'])} / "
+            f"{_num(rec['ours_ks'])} / {_num(rec['ours_sigma_ks'])} | "
+            f"{_num(rec['ks_5pct'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_gap(root: Path = ROOT) -> str:
+    """The ``gap`` block: the claims after each step and the share of C01's gap closed."""
+    table = _read(root, GAP)
+    table["step"] = table["step"].astype(str)
+    steps = list(dict.fromkeys(table["step"]))
+    head = ["step", "setup", *GAP_CLAIMS, "SLO realised %", "SLO vs worst case %"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    paper = table.drop_duplicates("metric").set_index("metric")["paper"]
+    metric_of = table.drop_duplicates("claim").set_index("claim")["metric"]
+    paper_row = ["paper", ""] + [_num(paper[metric_of[c]]) for c in GAP_CLAIMS]
+    paper_row += [_num(paper["slo_attainment_realised_rollmux"]), "-"]
+    lines.append("| " + " | ".join(paper_row) + " |")
+    for step in steps:
+        part = table[table["step"] == step].set_index("metric")
+        cells = [step, str(part["setup"].iloc[0])]
+        cells += [_num(part.at[metric_of[c], "ours"]) for c in GAP_CLAIMS]
+        cells += [_num(part.at["slo_attainment_realised_rollmux", "ours"]),
+                  _num(part.at["slo_attainment_reference_rollmux", "ours"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    c01 = table[table["claim"] == "C01"].set_index("step")
+    sentences = []
+    for step in steps[1:]:
+        sentences.append(f"step {step} ({c01.at[step, 'setup']}) C01 "
+                         f"{c01.at[step, 'ours']:.3f}, {100 * c01.at[step, 'gap_closed']:.0f}% "
+                         "of step 0's distance to the paper's 1.84 closed")
+    lines.append("")
+    lines.append(f"C01 at step 0: {c01.at[steps[0], 'ours']:.3f}; " + "; ".join(sentences)
+                 + ".")
+    burst_path = root / BURST
+    if burst_path.is_file():
+        burst = json.loads(burst_path.read_text(encoding="utf-8"))
+        lines.append(f"The burst step pulls arrivals toward the start of their "
+                     f"{burst['window_h']:g} h window by factor {burst['factor']:.3f}: "
+                     f"Solo-D's peak {burst['solo_peak_before']:g} -> "
+                     f"{burst['solo_peak_after']:g} GPUs per pool ({BURST}).")
+    return "\n".join(lines) + "\n"
+
+
+#: Each block: its document and renderer.
+BLOCKS: dict[str, tuple[Path, Callable[[Path], str]]] = {
+    "lengths": (ROOT / "docs" / "stochastic.md", render_lengths),
+    "gap": (ROOT / "docs" / "findings.md", render_gap),
+}
+
+
+def current_block(text: str, name: str) -> str:
+    """The document's current block ``name``; ValueError when its markers are missing."""
+    match = block_pattern(name).search(text)
+    if match is None:
+        raise ValueError(f"no <!-- {name} --> ... <!-- /{name} --> block")
+    return match.group(2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite the blocks, or with --check report whether they match the files."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a block differs")
+    args = parser.parse_args(argv)
+    status = 0
+    for name, (doc, render) in BLOCKS.items():
+        text = doc.read_text(encoding="utf-8")
+        try:
+            block = render(ROOT)
+        except ValueError as exc:  # that block's results are not there yet
+            print(f"{doc.name}: block {name} left as it is: {exc}", file=sys.stderr)
+            continue
+        if current_block(text, name) == block:
+            continue
+        if args.check:
+            print(f"{doc.name}: block {name} differs from the results files: "
+                  "python scripts/docs_results.py", file=sys.stderr)
+            status = 1
+            continue
+        write_text(doc, block_pattern(name).sub(lambda m, b=block: m.group(1) + b + m.group(3),
+                                                text, count=1))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

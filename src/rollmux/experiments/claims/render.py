@@ -1,0 +1,298 @@
+"""Claims report rendering: Markdown and HTML, and :func:`build_claims_report`, which
+validates, classifies and writes ``figures/claims.*`` atomically."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rollmux.experiments.claims.ledger import (
+    KINDS,
+    RESIDUAL_COLUMNS,
+    Calibration,
+    fmt,
+    load_beyond_ledger,
+    load_calibration,
+    load_footnotes,
+    load_ledger,
+    read_metrics,
+    read_residuals,
+)
+from rollmux.experiments.claims.verdict import (
+    CALIBRATED,
+    DIFFERS,
+    NOT_REPRODUCIBLE,
+    REPRODUCED,
+    STATUSES,
+    Tolerance,
+    beyond_report,
+    claims_report,
+    counts_line,
+    load_tolerances,
+    status_counts,
+)
+from rollmux.io import write_csv, write_json, write_text
+
+
+def _cell(text: Any) -> str:
+    """A Markdown table cell: pipes escaped, no line breaks."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(
+    report: pd.DataFrame,
+    tolerances: Mapping[str, Tolerance],
+    calibration: Calibration | None = None,
+    footnotes: Mapping[str, str] | None = None,
+    residuals: Mapping[str, pd.DataFrame] | None = None,
+    beyond: pd.DataFrame | None = None,
+) -> str:
+    """The claims report as Markdown: counts, the calibration split, the table, footnotes,
+    and the results beyond the paper (``beyond``: rows of :func:`beyond_report`)."""
+    calibration = calibration or Calibration(facts={}, fits={})
+    footnotes = dict(footnotes or {})
+    lines = [
+        "# Claims: the paper's numbers next to ours",
+        "",
+        f"**{counts_line(status_counts(report))}.**",
+        "",
+        "Status: `reproduced` (ours within the tolerance of the claim's kind, predicted from"
+        " inputs that were not fitted to it), `calibrated` (a target of a declared fit: agreement"
+        " by construction), `differs` (outside the tolerance; the evidence column names the"
+        " results file of the experiment that explains the difference), `not reproducible"
+        " here` (the ledger, src/rollmux/data/claims.csv, says why).",
+        "",
+        "Tolerances by kind (src/rollmux/data/claims_tolerances.yaml):",
+        "",
+    ]
+    for kind in KINDS:
+        tol = tolerances[kind]
+        numbers = []
+        if tol.relative is not None:
+            numbers.append(f"relative {fmt(tol.relative)}")
+        if tol.percent_points is not None:
+            numbers.append(f"{fmt(tol.percent_points)} pp for %")
+        suffix = f" ({', '.join(numbers)})" if numbers else ""
+        lines.append(f"- `{kind}`: {tol.rule}{suffix}")
+    lines += ["", "## Calibration set", ""]
+    if not calibration.fits:
+        lines.append("No input is fitted to any of the paper's numbers: every value is a "
+                     "prediction.")
+    else:
+        lines.append("Inputs we cannot read are fitted only to these numbers "
+                     "(src/rollmux/data/calibration.yaml); everything else is predicted.")
+        for fit in calibration.fits.values():
+            lines += ["", f"### Fit `{fit.name}`", "", fit.description, "",
+                      f"Program: {fit.program}. Parameters: "
+                      + "; ".join(f"`{k}` ({v})" for k, v in fit.parameters.items()) + ".", ""]
+            table = (residuals or {}).get(fit.name)
+            if table is not None:
+                lines += ["| target | unit | paper | fitted | residual | note |",
+                          "|---|---|---|---|---|---|"]
+                for rec in table.to_dict("records"):
+                    lines.append("| " + " | ".join(_cell(rec[c]) for c in RESIDUAL_COLUMNS)
+                                 + " |")
+    lines += [
+        "",
+        "## Claims",
+        "",
+        "| claim | where | statement | role | unit | paper | ours | ours vs paper | status "
+        "| reason | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for rec in report.to_dict("records"):
+        notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
+        reason = " ".join(part for part in (rec["reason"], *notes) if part)
+        cells = [
+            rec["claim_id"],
+            f"§{rec['section']} {rec['figure']}",
+            rec["statement"],
+            rec["role"],
+            rec["unit"],
+            rec["paper"],
+            rec["ours"] or "-",
+            rec["comparison"] or "-",
+            rec["status"],
+            reason,
+            rec["evidence"] or "",
+        ]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    used = sorted({f for text in report["footnotes"] for f in str(text).split(";") if f})
+    if used:
+        lines += ["", "## Footnotes", ""]
+        lines += [f"- **[{f}]** {footnotes.get(f, '')}" for f in used]
+    if beyond is not None and len(beyond):
+        lines += [
+            "",
+            "## Results beyond the paper",
+            "",
+            "Questions the paper leaves open, answered by this pipeline: the ledger"
+            " src/rollmux/data/beyond.csv names each result, the pipeline computes its value"
+            " (results/metrics/, from the evidence file).",
+            "",
+            "| result | source | description | value | unit | evidence |",
+            "|---|---|---|---|---|---|",
+        ]
+        for rec in beyond.to_dict("records"):
+            cells = [rec["result_id"], rec["source"], rec["description"], fmt(rec["value"]),
+                     rec["unit"], rec["evidence"]]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+#: Status -> background colour of its cells in the HTML report (light, readable in print).
+STATUS_COLOURS: dict[str, str] = {
+    REPRODUCED: "#d4edda",
+    CALIBRATED: "#d6e9f8",
+    DIFFERS: "#fde2cf",
+    NOT_REPRODUCIBLE: "#e9e9e9",
+}
+
+#: The HTML report's style: inline, so the report stays one self-contained file. The
+#: ``:has`` rules widen the Snakemake report's landing-page column that holds the table
+#: and start it at the top left (the report centres its content, which would cut off the
+#: top of a page taller than the window); the table scrolls inside its box.
+_HTML_STYLE = """
+#rollmux-claims { font-family: sans-serif; font-size: 12px; line-height: 1.35; }
+#rollmux-claims table { border-collapse: collapse; margin: 0.5em 0 1em; }
+#rollmux-claims th, #rollmux-claims td { border: 1px solid #ccc; padding: 2px 5px;
+  vertical-align: top; text-align: left; }
+#rollmux-claims th { background: #f3f3f3; }
+#rollmux-claims td.num { white-space: nowrap; }
+#rollmux-claims .headline td { font-size: 14px; font-weight: bold; text-align: right; }
+#rollmux-claims table.headline { width: auto; }
+#rollmux-claims .scroll { max-height: 60vh; overflow: auto; border: 1px solid #ccc; }
+#rollmux-claims .scroll table { margin: 0; }
+.prose:has(#rollmux-claims) { max-width: min(60rem, calc(100vw - 30rem)); }
+.overflow-auto:has(#rollmux-claims) { align-items: flex-start; justify-content: flex-start; }
+"""
+
+
+def _html_cell(text: Any, cls: str = "", style: str = "") -> str:
+    """One ``<td>``, its text escaped."""
+    attrs = (f' class="{cls}"' if cls else "") + (f' style="{style}"' if style else "")
+    return f"<td{attrs}>{html.escape(str(text))}</td>"
+
+
+def html_headline(counts: Mapping[str, int]) -> str:
+    """The headline counts: one row per status and the total, as an HTML table."""
+    rows = [f'<tr><th>{html.escape(s)}</th><td style="background:{STATUS_COLOURS[s]}">'
+            f"{counts[s]}</td></tr>" for s in STATUSES]
+    rows.append(f"<tr><th>claims in all</th><td>{sum(counts.values())}</td></tr>")
+    return '<table class="headline">' + "".join(rows) + "</table>"
+
+
+def _html_claims_table(report: pd.DataFrame) -> str:
+    """Every claim as one row: where, statement, paper, ours, ours vs paper, status, why."""
+    head = ("claim", "where", "statement", "paper", "ours", "ours vs paper", "status",
+            "reason", "evidence")
+    rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+    for rec in report.to_dict("records"):
+        notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
+        reason = " ".join(part for part in (rec["reason"], *notes) if part)
+        status = str(rec["status"])
+        rows.append("<tr>" + "".join([
+            _html_cell(rec["claim_id"]),
+            _html_cell(f"§{rec['section']} {rec['figure']}", "num"),
+            _html_cell(rec["statement"]),
+            _html_cell(rec["paper"], "num"),
+            _html_cell(rec["ours"] or "-", "num"),
+            _html_cell(rec["comparison"] or "-", "num"),
+            _html_cell(status, "num", f"background:{STATUS_COLOURS.get(status, '#fff')}"),
+            _html_cell(reason),
+            _html_cell(rec["evidence"] or ""),
+        ]) + "</tr>")
+    return "<table>" + "".join(rows) + "</table>"
+
+
+def _html_footnotes(report: pd.DataFrame, footnotes: Mapping[str, str]) -> str:
+    """The footnotes the table cites, as a list ('' when none is cited)."""
+    used = sorted({f for text in report["footnotes"] for f in str(text).split(";") if f})
+    if not used:
+        return ""
+    items = "".join(f"<li><b>[{html.escape(f)}]</b> {html.escape(footnotes.get(f, ''))}</li>"
+                    for f in used)
+    return f"<h3>Footnotes</h3><ul>{items}</ul>"
+
+
+def render_html_fragment(report: pd.DataFrame,
+                         footnotes: Mapping[str, str] | None = None) -> str:
+    """The claims report as an HTML fragment (style, headline counts, table, footnotes).
+
+    The report's sections are listed in one place (``sections`` below), so a new section
+    is one more entry. Used on the landing page of the Snakemake report and, wrapped by
+    :func:`render_html`, as ``figures/claims.html``.
+    """
+    counts = status_counts(report)
+    sections = [
+        ("Claims: the paper's numbers next to ours",
+         f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)),
+        ("Every claim", f'<div class="scroll">{_html_claims_table(report)}</div>'),
+        ("", _html_footnotes(report, footnotes or {})),
+    ]
+    body = "".join((f"<h2>{html.escape(title)}</h2>" if title else "") + content
+                   for title, content in sections if content)
+    return f'<style>{_HTML_STYLE}</style><div id="rollmux-claims">{body}</div>\n'
+
+
+def render_html(report: pd.DataFrame, footnotes: Mapping[str, str] | None = None) -> str:
+    """The claims report as one self-contained HTML page (:func:`render_html_fragment`)."""
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            "<title>rollmux claims report</title></head><body>"
+            + render_html_fragment(report, footnotes) + "</body></html>\n")
+
+
+def build_claims_report(
+    metrics_paths: Iterable[Path | str],
+    out_csv: Path | str,
+    out_md: Path | str,
+    out_summary: Path | str,
+    ledger: Path | str | None = None,
+    tolerances: Path | str | None = None,
+    tolerance_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    calibration: Path | str | None = None,
+    footnotes: Path | str | None = None,
+    results_root: Path | str = ".",
+    require_evidence: bool = True,
+    beyond_metrics_paths: Iterable[Path | str] = (),
+    beyond_ledger: Path | str | None = None,
+    out_html: Path | str | None = None,
+    out_html_fragment: Path | str | None = None,
+) -> dict[str, int]:
+    """Validate, join and classify; write the CSV, Markdown and JSON counts atomically.
+
+    ``results_root`` is the folder that evidence and residual paths (``results/...``) are
+    relative to (the pipeline's working directory). With ``beyond_metrics_paths``, the
+    results beyond the paper (``beyond_ledger``, default the shipped one) are rendered
+    after the claims (:func:`beyond_report`). ``out_html`` and ``out_html_fragment``,
+    when given, receive the report as an HTML page and as a fragment for the landing page
+    of the Snakemake report.
+    """
+    table = load_ledger(ledger)
+    tols = load_tolerances(tolerances, tolerance_overrides)
+    cal = load_calibration(table, calibration)
+    notes = load_footnotes(footnotes)
+    metrics = read_metrics(list(metrics_paths), table)
+    report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence)
+    residuals = {name: read_residuals(fit, results_root) for name, fit in cal.fits.items()}
+    beyond_paths = list(beyond_metrics_paths)
+    beyond = (beyond_report(load_beyond_ledger(beyond_ledger), beyond_paths, results_root,
+                            require_evidence) if beyond_paths else None)
+    counts = status_counts(report)
+    write_csv(report, out_csv, float_format="%.4g")
+    write_text(out_md, render_markdown(report, tols, cal, notes, residuals, beyond))
+    if out_html is not None:
+        write_text(out_html, render_html(report, notes))
+    if out_html_fragment is not None:
+        write_text(out_html_fragment, render_html_fragment(report, notes))
+    write_json(
+        {"counts": counts, "total": len(report), "summary": counts_line(counts),
+         "calibration": {name: list(fit.targets) for name, fit in cal.fits.items()},
+         "beyond": 0 if beyond is None else len(beyond)},
+        out_summary,
+    )
+    return counts

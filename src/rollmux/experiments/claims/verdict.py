@@ -1,0 +1,371 @@
+"""Claims verdicts: tolerances by kind, our value against the paper's, and the status rule.
+
+The tolerance of each kind of claim is stated once, in
+``rollmux/data/claims_tolerances.yaml``. :func:`claims_report` joins the ledger with the
+metrics on ``metric`` and classifies each claim as ``reproduced``, ``calibrated`` (a fit
+target), ``differs`` or ``not reproducible here``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from rollmux.experiments.claims.ledger import (
+    BEYOND_COLUMNS,
+    KINDS,
+    Calibration,
+    ClaimsError,
+    fmt,
+    parse_number,
+    read_metrics,
+    tolerances_path,
+)
+
+#: How a role reads the paper's kind where the two differ: (role, paper kind) -> the kind
+#: ours is compared as. A wall-clock time of the paper's own code stated as one value
+#: (role ``runtime``) is a bound its implementation meets, not a number to match on
+#: another machine (§6.5: "its decision time is only 591 ms for 2,000 jobs"; §4.2:
+#: "make optimal decisions in sub-seconds even in clusters with thousands of jobs"),
+#: so ours must be at most the paper's.
+ROLE_READINGS: dict[tuple[str, str], str] = {("runtime", "value"): "upper_bound"}
+
+
+REPRODUCED = "reproduced"
+CALIBRATED = "calibrated"
+DIFFERS = "differs"
+NOT_REPRODUCIBLE = "not reproducible here"
+#: Statuses in report order.
+STATUSES: tuple[str, ...] = (REPRODUCED, CALIBRATED, DIFFERS, NOT_REPRODUCIBLE)
+
+#: Columns of the report (figures/claims.csv), in order.
+REPORT_COLUMNS: tuple[str, ...] = (
+    "claim_id",
+    "section",
+    "figure",
+    "statement",
+    "metric",
+    "unit",
+    "kind",
+    "role",
+    "paper",
+    "ours",
+    "ratio",
+    "difference",
+    "comparison",
+    "tolerance",
+    "status",
+    "reason",
+    "footnotes",
+    "evidence",
+    "calibration",
+    "source",
+)
+
+
+#: Columns of the rendered results beyond the paper: the ledger's, the value and its file.
+BEYOND_REPORT_COLUMNS: tuple[str, ...] = (*BEYOND_COLUMNS, "value", "file")
+
+# Slack on tolerance comparisons, so a value exactly at the edge is not lost to rounding.
+_EPS = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    """How close ours must be to the paper's value for one kind of claim."""
+
+    kind: str
+    rule: str
+    relative: float | None = None
+    percent_points: float | None = None
+
+    def slack(self, paper: float, unit: str) -> float:
+        """Allowed absolute deviation from ``paper`` (percentage points for unit ``%``)."""
+        if unit == "%" and self.percent_points is not None:
+            return self.percent_points
+        if self.relative is None:
+            return 0.0
+        return self.relative * abs(paper)
+
+    def describe(self, unit: str) -> str:
+        """One-line statement of the tolerance as applied to a claim in ``unit``."""
+        if unit == "%" and self.percent_points is not None:
+            return f"+-{fmt(self.percent_points)} pp"
+        if self.relative is not None:
+            return f"+-{fmt(100 * self.relative)}% relative"
+        return self.rule
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Our value(s) against the paper's for one claim."""
+
+    ours: str
+    ratio: float
+    difference: float
+    comparison: str
+    holds: bool
+
+
+def beyond_report(ledger: pd.DataFrame, metrics_paths: Sequence[Path | str],
+                  evidence_root: Path | str = ".", require_evidence: bool = True
+                  ) -> pd.DataFrame:
+    """One row per result beyond the paper (:data:`BEYOND_REPORT_COLUMNS`), values read
+    from the metrics files.
+
+    The metrics files follow the metrics contract and may hold only the ledger's metrics,
+    in the ledger's units (:func:`read_metrics`). ClaimsError naming every result whose
+    metric is in no file, and, with ``require_evidence``, every result whose evidence
+    file does not exist under ``evidence_root``.
+    """
+    as_claims = ledger.assign(claim_id=ledger["result_id"], kind="value")
+    metrics = read_metrics(list(metrics_paths), as_claims).set_index("metric")
+    problems = [f"{rec['result_id']} ({rec['metric']}): no value in "
+                f"{', '.join(map(str, metrics_paths)) or 'no metrics file'}"
+                for rec in ledger.to_dict("records") if rec["metric"] not in metrics.index]
+    if require_evidence:
+        problems += [f"{rec['result_id']} ({rec['metric']}): evidence {rec['evidence']} not found"
+                     for rec in ledger.to_dict("records")
+                     if not (Path(evidence_root) / rec["evidence"]).is_file()]
+    if problems:
+        raise ClaimsError("results beyond the paper without their numbers:\n  "
+                          + "\n  ".join(problems))
+    rows = [{**{c: rec[c] for c in BEYOND_COLUMNS},
+             "value": float(metrics.loc[rec["metric"], "value"]),
+             "file": metrics.loc[rec["metric"], "file"]}
+            for rec in ledger.to_dict("records")]
+    return pd.DataFrame(rows, columns=list(BEYOND_REPORT_COLUMNS))
+
+
+def load_tolerances(
+    path: Path | str | None = None, overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Tolerance]:
+    """Tolerance per kind of claim, from the tolerances file with per-kind ``overrides``."""
+    path = tolerances_path() if path is None else Path(path)
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ClaimsError(f"{path}: cannot read tolerances ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ClaimsError(f"{path}: expected a mapping of kind -> tolerance")
+    overrides = dict(overrides or {})
+    unknown = sorted(set(overrides) - set(KINDS))
+    if unknown:
+        raise ClaimsError(f"claims.tolerance_overrides: unknown kind(s) {unknown}; known {KINDS}")
+    tolerances: dict[str, Tolerance] = {}
+    for kind in KINDS:
+        entry = {**(data.get(kind) or {}), **dict(overrides.get(kind, {}))}
+        if "rule" not in entry:
+            raise ClaimsError(f"{path}: kind {kind!r} has no entry with a `rule`")
+        for key in ("relative", "percent_points"):
+            value = entry.get(key)
+            if value is not None and (not isinstance(value, int | float) or value < 0):
+                raise ClaimsError(f"{path}: {kind}.{key} = {value!r} must be a number >= 0")
+        tolerances[kind] = Tolerance(
+            kind=kind,
+            rule=str(entry["rule"]),
+            relative=None if entry.get("relative") is None else float(entry["relative"]),
+            percent_points=(
+                None if entry.get("percent_points") is None else float(entry["percent_points"])
+            ),
+        )
+    return tolerances
+
+
+def compare(
+    kind: str,
+    unit: str,
+    paper: tuple[float | None, float | None, float | None],
+    ours: tuple[float | None, float | None, float | None],
+    tolerance: Tolerance,
+) -> Comparison:
+    """Compare our (value, low, high) with the paper's for one claim of ``kind``.
+
+    ``ratio`` (ours / paper) and ``difference`` (ours - paper) are set for single values
+    and NaN for ranges, whose ``comparison`` text compares each end.
+    """
+    p_value, p_low, p_high = paper
+    o_value, o_low, o_high = ours
+    pp = unit == "%"
+    if kind == "range":
+        if p_low is None or p_high is None or o_low is None or o_high is None:
+            raise ClaimsError(f"range claim needs low and high: paper {paper}, ours {ours}")
+        lo_ok = o_low >= p_low - tolerance.slack(p_low, unit) - _EPS
+        hi_ok = o_high <= p_high + tolerance.slack(p_high, unit) + _EPS
+        if pp:
+            text = f"low {o_low - p_low:+.1f} pp, high {o_high - p_high:+.1f} pp"
+        else:
+            text = f"low x{_ratio(o_low, p_low):.3f}, high x{_ratio(o_high, p_high):.3f}"
+        return Comparison(
+            ours=f"{fmt(o_low)}-{fmt(o_high)}",
+            ratio=math.nan,
+            difference=math.nan,
+            comparison=text,
+            holds=lo_ok and hi_ok,
+        )
+    if p_value is None or o_value is None:
+        raise ClaimsError(f"{kind} claim needs a value: paper {paper}, ours {ours}")
+    ratio = _ratio(o_value, p_value)
+    difference = o_value - p_value
+    if kind in ("ratio", "value"):
+        holds = abs(difference) <= tolerance.slack(p_value, unit) + _EPS
+        text = f"{difference:+.1f} pp" if pp else f"x{ratio:.3f}"
+    elif kind == "lower_bound":
+        holds = o_value >= p_value - _EPS
+        text = "ours >= paper" if holds else "ours < paper"
+    elif kind == "upper_bound":
+        holds = o_value <= p_value + _EPS
+        text = "ours <= paper" if holds else "ours > paper"
+    elif kind == "property":
+        holds = abs(difference) <= _EPS
+        text = "equal" if holds else "not equal"
+    else:
+        raise ClaimsError(f"unknown kind of claim {kind!r}; known {KINDS}")
+    return Comparison(fmt(o_value), ratio, difference, text, holds)
+
+
+def _ratio(ours: float, paper: float) -> float:
+    """ours / paper, NaN when the paper's value is 0."""
+    return ours / paper if paper != 0 else math.nan
+
+
+def _opt(x: Any) -> float | None:
+    """A number from a metrics row, ``None`` for an empty (NaN) cell."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return float(x)
+
+
+def _paper_text(kind: str, value: float | None, low: float | None, high: float | None) -> str:
+    """The paper's value or range as shown in the report."""
+    if kind == "range":
+        return f"{fmt(low or 0.0)}-{fmt(high or 0.0)}"
+    return fmt(value or 0.0)
+
+
+#: Footnote ids with this prefix qualify an agreement: they stay on a reproduced row.
+CAVEAT_PREFIX = "caveat-"
+
+
+def _footnote_ids(rec: Mapping[str, Any]) -> list[str]:
+    """The footnote ids of a ledger row (``;``-separated, blanks dropped)."""
+    return [f.strip() for f in str(rec["footnotes"]).split(";") if f.strip()]
+
+
+def claims_report(
+    ledger: pd.DataFrame,
+    metrics: pd.DataFrame,
+    tolerances: Mapping[str, Tolerance],
+    calibration: Calibration | None = None,
+    footnotes: Mapping[str, str] | None = None,
+    evidence_root: Path | str = ".",
+    require_evidence: bool = True,
+) -> pd.DataFrame:
+    """One row per claim: paper, ours, comparison, status, reason and evidence.
+
+    A claim that a fit of ``calibration`` uses is ``calibrated`` whatever its value. A
+    reproducible claim whose metric is in no metrics file raises ClaimsError naming every
+    such metric, so a gap cannot pass silently; so does, with ``require_evidence``, a
+    ``differs`` row whose ledger ``evidence`` is empty or names no file under
+    ``evidence_root``, and a footnote id that ``footnotes`` lacks.
+    """
+    calibration = calibration or Calibration(facts={}, fits={})
+    footnotes = dict(footnotes or {})
+    ours_by_metric = metrics.set_index("metric")
+    missing = [
+        f"{rec['metric']} (claim {rec['claim_id']})"
+        for rec in ledger.to_dict("records")
+        if rec["reproducible"] == "yes" and rec["metric"] not in ours_by_metric.index
+    ]
+    if missing:
+        files = sorted(set(metrics["file"])) if len(metrics) else []
+        raise ClaimsError(
+            "no result for reproducible claim(s): "
+            + ", ".join(missing)
+            + f"; looked in {', '.join(files) if files else 'no metrics rows'}"
+            + " (add the metric to a results/metrics/<stage>.csv, or mark the claim"
+            " reproducible=no with a reason in the ledger)"
+        )
+    unknown_notes = sorted({f for rec in ledger.to_dict("records") for f in _footnote_ids(rec)}
+                           - set(footnotes))
+    if unknown_notes:
+        raise ClaimsError(f"ledger footnotes {unknown_notes} are not in the footnotes file")
+    rows: list[dict[str, Any]] = []
+    unexplained: list[str] = []
+    for rec in ledger.to_dict("records"):
+        kind, unit = ROLE_READINGS.get((rec["role"], rec["kind"]), rec["kind"]), rec["unit"]
+        tolerance = tolerances[kind]
+        paper = (parse_number(rec["paper_value"]), parse_number(rec["paper_low"]),
+                 parse_number(rec["paper_high"]))
+        fit = calibration.fit_of(rec["claim_id"])
+        row: dict[str, Any] = {
+            **{c: rec[c] for c in ("claim_id", "section", "figure", "statement", "metric")},
+            "unit": unit,
+            "kind": kind,
+            "role": rec["role"],
+            "paper": _paper_text(kind, *paper),
+            "ours": "",
+            "ratio": math.nan,
+            "difference": math.nan,
+            "comparison": "",
+            "tolerance": tolerance.describe(unit),
+            "footnotes": ";".join(_footnote_ids(rec)),
+            "evidence": "",
+            "calibration": "" if fit is None else fit.name,
+            "source": "",
+        }
+        holds = False
+        if rec["metric"] in ours_by_metric.index:
+            ours = ours_by_metric.loc[rec["metric"]]
+            numbers = (_opt(ours["value"]), _opt(ours["low"]), _opt(ours["high"]))
+            result = compare(kind, unit, paper, numbers, tolerance)
+            holds = result.holds
+            row.update(
+                ours=result.ours,
+                ratio=result.ratio,
+                difference=result.difference,
+                comparison=result.comparison,
+                source=ours["source"],
+            )
+        if rec["reproducible"] == "no":
+            reason = rec["not_reproducible_reason"]
+            if rec["metric"] not in ours_by_metric.index:
+                reason = f"no result: {reason}"
+            row.update(status=NOT_REPRODUCIBLE, reason=reason, footnotes="")
+        elif fit is not None:
+            row.update(status=CALIBRATED, footnotes="",
+                       reason=f"a target of the fit `{fit.name}` (calibration.yaml): agreement "
+                              "is by construction; residuals in " + fit.residuals)
+        elif holds:
+            caveats = [f for f in _footnote_ids(rec) if f.startswith(CAVEAT_PREFIX)]
+            row.update(status=REPRODUCED, reason="", footnotes=";".join(caveats))
+        else:
+            evidence = rec["evidence"].strip()
+            row.update(status=DIFFERS, reason=rec["differs_reason"], evidence=evidence)
+            if not evidence or not (Path(evidence_root) / evidence).is_file():
+                unexplained.append(f"{rec['claim_id']} ({rec['metric']}): "
+                                   + (f"evidence {evidence} not found" if evidence
+                                      else "no evidence in the ledger"))
+        rows.append(row)
+    if require_evidence and unexplained:
+        raise ClaimsError(
+            "claims that differ without an experiment explaining them (ledger column "
+            "`evidence`: a results file the pipeline writes):\n  " + "\n  ".join(unexplained))
+    return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
+
+
+def status_counts(report: pd.DataFrame) -> dict[str, int]:
+    """Number of claims per status (every status present, zero included)."""
+    return {status: int((report["status"] == status).sum()) for status in STATUSES}
+
+
+def counts_line(counts: Mapping[str, int]) -> str:
+    """One-line summary, e.g. ``56 claims: 30 reproduced, 23 differs, 3 not reproducible here``."""
+    total = sum(counts.values())
+    return f"{total} claims: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES)
