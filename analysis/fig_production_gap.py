@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import apply_style, figure_main, mark_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -42,7 +42,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         if part.empty:
             continue
         ys = [float(part.loc[s, "ours_over_paper"]) for s in steps]
-        ratio.plot(list(x), ys, marker="o", lw=1.0, ms=3.5, color=JOB_COLOURS[k % 8],
+        ratio.plot(list(x), ys, marker="o", lw=1.0, ms=3.5, color=mark_colour(k),
                    label=label)
     ratio.axhline(1.0, color="black", lw=0.8, ls="--")
     ratio.set_xticks(list(x), labels, fontsize=7)
@@ -50,9 +50,9 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     ratio.set_title("(a) production claims after each step (1 = the paper's)", loc="left")
     ratio.legend(frameon=False, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     rows = table[table["metric"].str.startswith("slo_attainment_")]
-    for metric, colour, name in (("slo_attainment_realised_rollmux", JOB_COLOURS[0],
+    for metric, colour, name in (("slo_attainment_realised_rollmux", mark_colour(0),
                                   "realised (over solo, same draws)"),
-                                 ("slo_attainment_reference_rollmux", JOB_COLOURS[1],
+                                 ("slo_attainment_reference_rollmux", mark_colour(1),
                                   "over the worst-case solo estimate")):
         part = rows[rows["metric"] == metric].set_index("step")
         slo.plot(list(x), [float(part.loc[s, "ours"]) for s in steps], marker="o", lw=1.0,

@@ -93,7 +93,7 @@ def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(tmp_path: Path) -> N
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+        _, stderr = proc.communicate(timeout=120)
         if "Fatal Python error: init_import_site" in stderr or (
                 "from rollmux.entry import main" in stderr and ", in main" not in stderr):
             # Interrupted inside the interpreter's start-up or the console script's first

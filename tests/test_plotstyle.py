@@ -21,11 +21,11 @@ from rollmux.plotstyle import (
     PALETTES,
     PLUGIN_COLOURS,
     POLICY_STYLES,
-    text_colour_on,
     ordered_policies,
     policy_colour,
     policy_label,
     policy_palette,
+    text_colour_on,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,20 +71,33 @@ def test_ordered_policies_fixed_order() -> None:
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_figure_script_uses_the_one_palette(script: Path) -> None:
-    """No script defines colours or labels of its own: no hex colours, no label/colour maps.
+    """No script defines colours or policy labels of its own: no hex colours, no colour
+    maps, no maps keyed by policy names, no indexing of the palettes.
 
-    Colours come from rollmux.plotstyle (policy_colour, job_colour, the named maps); a
-    ``color=`` literal may only be a neutral mark (grey, black, white).
+    Colours come from rollmux.plotstyle (policy_colour, job_colour, mark_colour, the named
+    maps); a ``color=`` literal may only be a neutral mark (grey, black, white).
     """
     text = script.read_text(encoding="utf-8")
     assert "rollmux.plotstyle" in text, "draws without the plotting module"
     assert not HEX.search(text), f"hex colour literal {HEX.search(text)}"
     tree = ast.parse(text)
+    policies = set(policy_names())
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
-            for target in node.targets:
-                name = getattr(target, "id", "")
-                assert not re.search(r"LABELS|COLOU?RS", name), f"own map {name}"
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Dict):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            name = ", ".join(getattr(target, "id", "") for target in targets)
+            assert not re.search(r"COLOU?RS", name), f"own colour map {name}"
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                if not (isinstance(key, ast.Constant) and key.value in policies
+                        and isinstance(value, ast.Constant) and isinstance(value.value, str)):
+                    continue
+                # A policy's label or colour written again: a second label or colour map.
+                assert value.value != policy_label(key.value), f"own label map {name}"
+                assert not mcolors.is_color_like(value.value), f"own colour map {name}"
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and node.value.id in ("JOB_COLOURS", "MARK_COLOURS")):
+            raise AssertionError(f"line {node.lineno}: {node.value.id}[...]: use "
+                                 "job_colour(job index) or mark_colour(i)")
         if (isinstance(node, ast.keyword) and node.arg in ("color", "colour", "c")
                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
             assert node.value.value in NEUTRAL, f"colour literal {node.value.value!r}"

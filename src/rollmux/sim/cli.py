@@ -198,8 +198,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_seed(p, "seed of the phase draws and policy")
     p.add_argument("--out", type=output_folder(OUTPUT_MARKER), default=None,
                    help="output folder, replaced whole: new, empty or written by rollmux "
-                        "(a link: its target; default results/simulate/ followed by the replay's key=value "
-                        "folder)")
+                        "(a link: its target; default results/simulate/ followed by the "
+                        "replay's key=value folder)")
     p.add_argument("--fidelity", choices=("event", "analytic"), default="event",
                    help="per-phase events or steady-state rates")
     p.add_argument("--no-migration", action="store_true", help="disable long-tail migration")
