@@ -40,7 +40,8 @@ RESUME := --rerun-incomplete
 reproduce: $(VENV)/.installed  ## run the pipeline (CONFIG=config/paper.yaml for paper scale), then the HTML report
 	$(BIN)/python scripts/unlock_stale.py --configfile $(CONFIG)
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) $(RESUME)
-	$(BIN)/snakemake --configfile $(CONFIG) --report figures/report.html
+	$(BIN)/snakemake --configfile $(CONFIG) --report figures/report.html \
+		--report-stylesheet workflow/report/report.css
 
 # Python caches bytecode (__pycache__, git-ignored) during the tests even where
 # PYTHONDONTWRITEBYTECODE is set: otherwise every xdist worker and every subprocess of the

@@ -195,7 +195,7 @@ rule fig14_trace_replay:
         ),
         pdf="figures/fig14_trace_replay.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         policies=",".join(config["sim"].get("figures", {}).get(
             "fig14_policies", ["rollmux", "solo-d", "verl"])),
     log:
@@ -219,7 +219,7 @@ rule fig15_sensitivity:
         ),
         pdf="figures/fig15_sensitivity.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         policies=",".join(config["sim"].get("figures", {}).get(
             "fig15_policies", ["rollmux", "random", "greedy"])),
     log:
@@ -243,7 +243,7 @@ rule fig20_mixed:
         ),
         pdf="figures/fig20_mixed.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig20_mixed.log",
     shell:
@@ -266,7 +266,7 @@ rule fig_fluid_bound:
         ),
         pdf="figures/fig_fluid_bound.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         # readable names of the compared traces (the figure shows no internal names)
         trace_labels=";".join(
             f"{trace}="
