@@ -6,7 +6,7 @@ total_cost_over_optimal, slo_attainment, peak_gpus_total, ...) and
 results/sim/mixed_timeseries.csv, and draws (a) each policy's hourly cost over time
 (first seed) and (b) the total cost normalised to the optimum's (docs/metrics.md, "Cost
 ratio") and (c) the SLO
-attainment, means over seeds, like the paper's Fig. 20.
+attainment, means over seeds with their 95% Student-t interval, like the paper's Fig. 20.
 
     python analysis/fig20_mixed.py --table results/sim/mixed.csv \
         --timeseries results/sim/mixed_timeseries.csv \
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rollmux.experiments.intervals import t_errorbar
 from rollmux.plotstyle import (
     apply_style,
     figure_main,
@@ -61,7 +62,14 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
             ("slo_attainment", 100.0, "SLO attainment (%)", "(c) SLO attainment"))):
         bar_ax = fig.add_subplot(grid[0, 1 + col])
         values = [scale * means.loc[p, column] for p in policies]
-        bars = bar_ax.bar(x, values, color=[policy_colour(p) for p in policies])
+        # whiskers: the 95% Student-t interval over seeds (rollmux.experiments.intervals)
+        spans = [t_errorbar(scale * table.loc[table["policy"] == p, column].to_numpy(float))
+                 for p in policies]
+        err = np.array([[v - lo for v, (lo, _) in zip(values, spans, strict=True)],
+                        [hi - v for v, (_, hi) in zip(values, spans, strict=True)]])
+        bars = bar_ax.bar(x, values, color=[policy_colour(p) for p in policies],
+                          yerr=err if np.any(err > 1e-12) else None, capsize=2,
+                          error_kw={"linewidth": 0.8})
         bar_ax.bar_label(bars, labels=[f"{v:.2f}" if scale == 1.0 else f"{v:.0f}"
                                        for v in values], fontsize=6)
         bar_ax.set_xticks(x, names, rotation=35, ha="right", rotation_mode="anchor")

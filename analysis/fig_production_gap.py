@@ -4,7 +4,9 @@ Reads results/evidence/production_gap.csv (one row per step and claim: ours, the
 ours / paper; rollmux.experiments.production_gap) and draws (a) ours / the paper's value
 of each production claim (C01, C02, C04, C10-C13) after each step, 1 meaning the paper's
 number, and (b) RollMux's SLO attainment after each step, realised (over solo on the same
-draws) and against the worst-case solo estimate. Definitions: docs/findings.md section 5.
+draws) and against the worst-case solo estimate. Numbered steps are cumulative (joined);
+a step such as "lengths alone" applies one factor to step 0 (an open mark). Definitions:
+docs/findings.md section 5.
 
     python analysis/fig_production_gap.py --table results/evidence/production_gap.csv \
         --png figures/fig_production_gap.png --pdf figures/fig_production_gap.pdf
@@ -14,17 +16,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rollmux.experiments.production_gap import CLAIMS
 from rollmux.plotstyle import apply_style, figure_main, mark_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
-#: The claims of panel (a), with a short label each.
-CLAIM_LABELS = {
-    "C01": "C01 cost ratio over Solo-D", "C02": "C02 cost ratio over veRL",
-    "C04": "C04 RollMux USD/h", "C10": "C10 rollout bubble drop",
-    "C11": "C11 training bubble drop", "C12": "C12 peak H800 ratio",
-    "C13": "C13 peak H20 ratio",
-}
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -36,14 +32,25 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     fig, (ratio, slo) = plt.subplots(1, 2, figsize=(10.0, 3.6),
                                      gridspec_kw={"width_ratios": (1.6, 1.0)})
     x = range(len(steps))
-    claims = table[table["claim"].isin(CLAIM_LABELS) & ~table["metric"].str.startswith("slo_")]
-    for k, (claim, label) in enumerate(CLAIM_LABELS.items()):
+    # Numbered steps are cumulative (joined by a line); the others stand alone.
+    joined = [i for i, s in enumerate(steps) if s.isdigit()]
+    alone = [i for i, s in enumerate(steps) if not s.isdigit()]
+
+    def series(ax: plt.Axes, ys: list[float], colour: str, label: str) -> None:
+        """One series: the cumulative steps joined, the stand-alone ones as open marks."""
+        ax.plot(joined, [ys[i] for i in joined], marker="o", lw=1.0, ms=3.5, color=colour,
+                label=label)
+        ax.plot(alone, [ys[i] for i in alone], marker="o", lw=0, ms=4.5, color=colour,
+                markerfacecolor="white")
+
+    claims = table[table["claim"].isin(CLAIMS) & ~table["metric"].str.startswith("slo_")]
+    for k, claim in enumerate(CLAIMS):
         part = claims[claims["claim"] == claim].set_index("step")
         if part.empty:
             continue
-        ys = [float(part.loc[s, "ours_over_paper"]) for s in steps]
-        ratio.plot(list(x), ys, marker="o", lw=1.0, ms=3.5, color=mark_colour(k),
-                   label=label)
+        label = f"{claim} {str(part['metric'].iloc[0]).replace('_', ' ')}"
+        series(ratio, [float(part.loc[s, "ours_over_paper"]) for s in steps],
+               mark_colour(k), label)
     ratio.axhline(1.0, color="black", lw=0.8, ls="--")
     ratio.set_xticks(list(x), labels, fontsize=7)
     ratio.set_ylabel("ours / paper")
@@ -55,8 +62,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                                  ("slo_attainment_reference_rollmux", mark_colour(1),
                                   "over the worst-case solo estimate")):
         part = rows[rows["metric"] == metric].set_index("step")
-        slo.plot(list(x), [float(part.loc[s, "ours"]) for s in steps], marker="o", lw=1.0,
-                 ms=3.5, color=colour, label=name)
+        series(slo, [float(part.loc[s, "ours"]) for s in steps], colour, name)
     slo.set_xticks(list(x), labels, fontsize=7)
     slo.set_ylabel("RollMux SLO attainment (%)")
     slo.set_ylim(0, 105)

@@ -2,11 +2,16 @@
 
 Reads rule theorem1_worst_case's table (results/theorem1/worst_case.csv,
 ``rollmux.theorem1.worst_case``: per family of the boundary map, objective and group
-size, the largest ratio an adversarial search found, with the proven upper bound on that
-instance's ratio) and draws one panel per objective: the ratio against the number of
-jobs, one line per family, a bar from each point up to its instance's bound.
+size, the largest ratio with multiplicities up to the cap M, enumerated exhaustively
+(filled markers) or found by the adversarial search (open markers), with the proven bound
+on that instance's ratio under the same cap) and rule theorem1_readings' supremum over
+all multiplicities on one rollout and one training node (results/theorem1/supremum.csv,
+proven in docs/theorem1.md), and draws one panel per objective: the ratio against the
+number of jobs, one line per family, a bar from each point up to its instance's bound,
+and the supremum as a dashed line of crosses.
 
     python analysis/fig_theorem1_worst_case.py --table results/theorem1/worst_case.csv \
+        --supremum results/theorem1/supremum.csv \
         --png figures/fig_theorem1_worst_case.png --pdf figures/fig_theorem1_worst_case.pdf
 """
 
@@ -30,11 +35,17 @@ def _label(family: str) -> str:
     return f"({key}) {rest.replace('_', ' ')}"
 
 
-def draw(table: pd.DataFrame) -> plt.Figure:
-    """One panel per objective: worst ratio found against group size, per family."""
+def draw(table: pd.DataFrame, supremum: pd.DataFrame) -> plt.Figure:
+    """One panel per objective: worst ratio against group size, per family, and the supremum."""
     apply_style()
-    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.4), sharey=True)
-    top = float(table["upper_bound_ratio"].max())
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.6), sharey=True)
+    sup = supremum[pd.to_numeric(supremum["supremum"], errors="coerce").notna()]
+    sup = sup.assign(supremum=sup["supremum"].astype(float))
+    sup = sup.drop_duplicates(["family", "objective", "n_jobs"])
+    sup = sup[sup["n_jobs"].isin(table["n_jobs"].unique())]
+    top = max(float(table["instance_bound_ratio"].max()),
+              float(sup["supremum"].max()) if len(sup) else 0.0)
+    caps = ", ".join(f"M = {m}" for m in sorted(table["max_multiplicity"].unique()))
     for ax, (objective, title) in zip(axes, OBJECTIVES, strict=True):
         part = table[table["objective"] == objective]
         for family in FAMILY_ORDER:
@@ -42,12 +53,21 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             if rows.empty:
                 continue
             colour = mark_colour(FAMILY_ORDER.index(family))
-            ax.plot(rows["n_jobs"], rows["ratio"], marker="o", color=colour,
-                    label=_label(family))
-            ax.vlines(rows["n_jobs"], rows["ratio"], rows["upper_bound_ratio"], color=colour,
-                      alpha=0.35, linewidth=3)
+            ax.plot(rows["n_jobs"], rows["ratio"], color=colour, label=_label(family))
+            exhaustive = rows["method"] == "exhaustive"
+            ax.scatter(rows.loc[exhaustive, "n_jobs"], rows.loc[exhaustive, "ratio"],
+                       color=colour, zorder=3, s=18)
+            ax.scatter(rows.loc[~exhaustive, "n_jobs"], rows.loc[~exhaustive, "ratio"],
+                       facecolors="white", edgecolors=colour, zorder=3, s=18)
+            ax.vlines(rows["n_jobs"], rows["ratio"], rows["instance_bound_ratio"],
+                      color=colour, alpha=0.35, linewidth=3)
+            limit = sup[(sup["family"] == family) & (sup["objective"] == objective)]
+            if len(limit):
+                limit = limit.sort_values("n_jobs")
+                ax.plot(limit["n_jobs"], limit["supremum"], color=colour, linestyle="--",
+                        marker="x", linewidth=0.9, label=f"{_label(family)}: any m")
         ax.axhline(1.0, color="grey", linewidth=0.8)
-        ax.set_title(title, loc="left")
+        ax.set_title(f"{title} ({caps})", loc="left")
         ax.set_xlabel("jobs in the group")
         ax.set_xticks(sorted(table["n_jobs"].unique()))
         ax.set_ylim(0.98, max(1.05, top * 1.03))
@@ -58,16 +78,16 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.15, 1, 1))
     return fig
 
 
 def main(argv: list[str] | None = None) -> int:
     """Read the worst-case table, write PNG and PDF."""
     return figure_main(
-        __doc__, {"table": "worst-case CSV"}, draw, argv,
-        note=lambda table: f"worst ratio {table['ratio'].max():.4f}",
+        __doc__, {"table": "worst-case CSV", "supremum": "supremum CSV"}, draw, argv,
+        note=lambda table, supremum: f"worst ratio {table['ratio'].max():.4f}",
     )
 
 

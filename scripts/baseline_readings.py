@@ -35,7 +35,7 @@ import pandas as pd
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv, write_text
 from rollmux.jobs import RLJob
-from rollmux.placement.base import job_profile
+from rollmux.model import resolve
 from rollmux.sim.engine import SimConfig, simulate_trace
 from rollmux.traces.loader import load_trace
 
@@ -172,7 +172,7 @@ def paper_solo_s(jobs: Sequence[RLJob]) -> dict[str, float]:
     hw = load_hardware()
     out = {}
     for job in jobs:
-        t = job_profile(job, hw).times
+        t = resolve(job, hw).times
         out[job.job_id] = t.rollout_max_s + t.train_max_s + t.sync_s
     return out
 

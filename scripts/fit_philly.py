@@ -13,7 +13,6 @@ import json
 import sys
 from pathlib import Path
 
-from rollmux.traces.loader import atomic_write_text
 from rollmux.traces.philly import (
     RUNTIME_FILE,
     file_sha256,
@@ -21,6 +20,7 @@ from rollmux.traces.philly import (
     read_runtimes,
     shared_traces_dir,
 )
+from rollmux.traces.writer import atomic_write_text
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "src" / "rollmux" / "traces" / "philly_fit.json"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rollmux.calibration import (
+from rollmux.anchors import (
     CALIBRATION_COLUMNS,
     calibration_markdown,
     calibration_table,

@@ -22,6 +22,7 @@ from rollmux.experiments.claims import (
     DIFFERS,
     NOT_REPRODUCIBLE,
     REPRODUCED,
+    STRADDLES,
     ClaimsError,
     beyond_report,
     build_claims_report,
@@ -118,7 +119,7 @@ def test_all_reproduced_when_ours_equal_paper(tmp_path: Path) -> None:
     n_cal = len({t for fit in load_calibration(ledger).fits.values() for t in fit.targets}
                 & set(ledger["claim_id"]))
     assert counts == {REPRODUCED: len(ledger) - n_no - n_cal, CALIBRATED: n_cal, DIFFERS: 0,
-                      NOT_REPRODUCIBLE: n_no}
+                      NOT_REPRODUCIBLE: n_no, STRADDLES: 0}
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["counts"] == counts and summary["total"] == len(ledger)
     assert list(table["claim_id"]) == list(ledger["claim_id"])
@@ -467,6 +468,8 @@ def test_beyond_result_without_value_or_evidence_fails_loudly(tmp_path: Path) ->
         beyond_report(beyond, [full], tmp_path, require_evidence=True)
     (tmp_path / "results" / "beyond").mkdir(parents=True)
     (tmp_path / "results" / "beyond" / "repeat.csv").write_text("trace\nx\n")
+    (tmp_path / "results" / "theorem1").mkdir(parents=True)
+    (tmp_path / "results" / "theorem1" / "slo_optimum.csv").write_text("group\n0\n")
     assert len(beyond_report(beyond, [full], tmp_path, require_evidence=True)) == len(beyond)
     wrong_unit = _beyond_rows(beyond)
     wrong_unit[0]["unit"] = "%"

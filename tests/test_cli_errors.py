@@ -30,7 +30,7 @@ from rollmux.errors import ExitStatus, exit_status_markdown, printable
 from rollmux.jobs import RLJob
 from rollmux.theorem1 import cli as theorem1_cli
 from rollmux.traces import cli as traces_cli
-from rollmux.traces.loader import trace_text
+from rollmux.traces.writer import trace_text
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"

@@ -13,6 +13,7 @@ from rollmux.schedule.eventsim import (
     DeadlockError,
     measured_period,
     simulate,
+    simulate_fifo,
     to_frame,
 )
 from rollmux.schedule.graph import build_schedule, round_robin_schedule
@@ -69,7 +70,7 @@ def test_fifo_invariants(group: tuple) -> None:
     """The FIFO runtime form respects the same invariants and never beats the lower bound."""
     r, t, rn, tn, order = group
     sched = round_robin_schedule(r, t, rn, tn, order)
-    records = simulate(sched, 40, "fifo")
+    records = simulate_fifo(sched, 40)
     _check_invariants(records, len(r))
     lower = max(a + b for a, b in zip(r, t, strict=True))
     assert measured_period(records, sched, 20) >= lower - 1e-9
@@ -81,7 +82,7 @@ def test_fifo_equals_static_on_one_node_per_pool(data: st.DataObject, n: int) ->
     r = data.draw(st.lists(st.integers(1, 30), min_size=n, max_size=n))
     t = data.draw(st.lists(st.integers(1, 30), min_size=n, max_size=n))
     sched = round_robin_schedule(r, t)
-    fifo = measured_period(simulate(sched, 60, "fifo"), sched, 30)
+    fifo = measured_period(simulate_fifo(sched, 60), sched, 30)
     assert fifo == pytest.approx(steady_state_period(sched), rel=1e-9)
 
 
@@ -141,9 +142,9 @@ def test_frame_columns_and_determinism() -> None:
 
 
 def test_bad_arguments() -> None:
-    """Bad iteration counts and disciplines are rejected with the value named."""
+    """Bad iteration counts are rejected with the value named, by both disciplines."""
     sched = round_robin_schedule([1], [1])
     with pytest.raises(ValueError, match="iterations = 0"):
         simulate(sched, 0)
-    with pytest.raises(ValueError, match="discipline = 'lifo'"):
-        simulate(sched, 1, "lifo")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="iterations = 0"):
+        simulate_fifo(sched, 0)

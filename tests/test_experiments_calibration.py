@@ -27,8 +27,8 @@ from rollmux.experiments.claims import load_calibration, load_ledger
 from rollmux.hardware import load_hardware
 from rollmux.traces import load_trace
 from rollmux.traces.generate import generate_production, load_workloads
-from rollmux.traces.loader import trace_text
 from rollmux.traces.stats import job_summary
+from rollmux.traces.writer import trace_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "traces" / "production-default.csv"

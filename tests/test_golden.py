@@ -1,4 +1,4 @@
-"""Golden outputs: every registered policy, both fidelities, stochastic and expected phases.
+"""Golden outputs: every built-in policy, both fidelities, stochastic and expected phases.
 
 Each run replays one of the tiny traces of ``tests/golden/traces/`` through the
 ``rollmux simulate`` command (in process) and reduces its output folder to a few
@@ -10,7 +10,9 @@ cell by cell (numbers to a relative 1e-9). They change only on purpose:
 
 rewrites them, and the refresh is committed on its own with a message that says what
 moved and why. A newly registered policy has no golden rows until such a refresh, so the
-test fails for it: adding a policy is a reviewed change of the golden outputs too.
+test fails for it: adding a policy is a reviewed change of the golden outputs too. Only
+the built-in policies are replayed (``builtin_policy_names``): an installed plug-in is
+tested by tests/test_policy_plugin.py, and does not change what this suite checks.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import pandas as pd
 import pytest
 
 from rollmux.cli import main as cli_main
-from rollmux.placement import policy_names
+from rollmux.placement import builtin_policy_names
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
@@ -63,7 +65,7 @@ ABS_TOL = 1e-9
 
 def _runs(trace: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     """(run label, policy, extra arguments) of every golden run on ``trace``."""
-    for policy in policy_names():
+    for policy in builtin_policy_names():
         for mode, extra in MODES:
             yield f"{policy}/{mode}", policy, extra
     if trace == "tiny-sim":

@@ -11,7 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rollmux.hardware import load_hardware
-from rollmux.jobs import OPTIONAL_FIELDS, ResponseLengthDist, RLJob, response_length_dist
+from rollmux.jobs import OPTIONAL_FIELDS, ResponseLengthDist, RLJob
+from rollmux.phasetimes import (
+    resolved_mean_response_tokens,
+    resolved_prompt_tokens,
+    resolved_sigma,
+    response_length_dist,
+    responses_per_iter,
+)
 
 HW = load_hardware()
 
@@ -21,20 +28,20 @@ def test_job_defaults_and_resolution() -> None:
     job = RLJob("a", 7, 8192)
     assert (job.turns, job.rollout_gpus, job.train_gpus, job.slo) == (1, 8, 8, 1.5)
     assert (job.rollout_gpu_type, job.train_gpu_type) == ("H20", "H800")
-    assert job.resolved_mean_response_tokens(HW) == pytest.approx(0.35 * 8192)
-    assert job.resolved_sigma(HW) == 0.8
-    assert job.resolved_prompt_tokens(HW) == 512
-    assert job.responses_per_iter(HW) == 128 * 8
+    assert resolved_mean_response_tokens(job, HW) == pytest.approx(0.35 * 8192)
+    assert resolved_sigma(job, HW) == 0.8
+    assert resolved_prompt_tokens(job, HW) == 512
+    assert responses_per_iter(job, HW) == 128 * 8
 
 
 def test_job_values_override_defaults() -> None:
     """Values given on the job win over the workload defaults."""
     job = RLJob("a", 7, 8192, mean_response_tokens=1000, response_len_sigma=0.5,
                 prompt_tokens=100, prompts_per_iter=32, responses_per_prompt=4)
-    assert job.resolved_mean_response_tokens(HW) == 1000.0
-    assert job.resolved_sigma(HW) == 0.5
-    assert job.resolved_prompt_tokens(HW) == 100
-    assert job.responses_per_iter(HW) == 128
+    assert resolved_mean_response_tokens(job, HW) == 1000.0
+    assert resolved_sigma(job, HW) == 0.5
+    assert resolved_prompt_tokens(job, HW) == 100
+    assert responses_per_iter(job, HW) == 128
 
 
 def test_job_coerces_csv_style_values() -> None:

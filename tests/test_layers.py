@@ -28,13 +28,19 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hardware and jobs", ("rollmux.errors", "rollmux.io", "rollmux.memo", "rollmux.hardware",
                            "rollmux.jobs", "rollmux.jobtypes")),
     ("phase model", ("rollmux.phases", "rollmux.phasetimes", "rollmux.closedform")),
-    ("schedule", ("rollmux.schedule", "rollmux.group", "rollmux.theorem1")),
+    # A job resolved on a hardware: the one place (job, hw) meets; nothing above it
+    # derives a job's values from the pair again.
+    ("resolved job", ("rollmux.model.resolved",)),
+    ("schedule", ("rollmux.schedule", "rollmux.theorem1")),
+    # The group model: members' effective phases (rollmux.phases) and the group period
+    # (rollmux.schedule's max-plus code), used by placement and both replay paths.
+    ("model", ("rollmux.model", "rollmux.group")),
     ("placement", ("rollmux.placement",)),
     # Traces (generators, loader, statistics) come after placement: a policy places jobs
     # it is given and never reads or generates a trace.
     ("traces", ("rollmux.traces",)),
     ("sim", ("rollmux.sim",)),
-    ("experiments", ("rollmux.experiments", "rollmux.calibration", "rollmux.plotstyle")),
+    ("experiments", ("rollmux.experiments", "rollmux.anchors", "rollmux.plotstyle")),
     ("interface", ("rollmux", "rollmux.cli", "rollmux.cliutil", "rollmux.sim.cli",
                    "rollmux.traces.cli", "rollmux.theorem1.cli", "rollmux.theorem1.__main__")),
 )

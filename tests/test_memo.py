@@ -10,18 +10,19 @@ import pytest
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
 from rollmux.memo import Memo, clear_all, memoised, memos
-from rollmux.placement.base import job_profile
+from rollmux.model import resolve
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rollmux"
 
 
 def test_equal_hardware_shares_entries_and_an_override_does_not() -> None:
-    """Job profiles are keyed by the hardware's value, not its identity."""
+    """Resolved jobs are keyed by the hardware's value, not its identity."""
     job = RLJob(job_id="a", model_size_b=7, max_response_tokens=8192)
-    first = job_profile(job, load_hardware())
-    assert job_profile(job, load_hardware()) is first  # equal hardware, loaded twice
+    first = resolve(job, load_hardware())
+    # Equal hardware, loaded twice: the derived values are the memoised ones.
+    assert resolve(job, load_hardware()).times is first.times
     slower = load_hardware(overrides={"perf.train_mfu": 0.2})
-    assert job_profile(job, slower).times.train_s > first.times.train_s
+    assert resolve(job, slower).times.train_s > first.times.train_s
 
 
 def test_a_full_memo_empties_before_taking_more() -> None:
@@ -89,3 +90,15 @@ def test_no_process_wide_cache_outside_the_helper() -> None:
                     and isinstance(value, ast.Dict | ast.Call)):
                 offenders.append(f"{path.name}:{node.lineno} {target.id}")
     assert offenders == []
+
+
+def test_no_cache_keyed_on_object_identity() -> None:
+    """No module of rollmux calls id(): a cache keys on values (or a group id), never on
+    an object's identity, which a later object can reuse."""
+    calls = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "id"):
+                calls.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert calls == []

@@ -72,3 +72,48 @@ def test_job_overrides_name_phase_time_fields() -> None:
     """Each phase-time override a job can carry is named as the PhaseTimes field it sets."""
     durations = {f.name for f in dataclasses.fields(RLJob) if f.name.endswith("_s")}
     assert durations - {"arrival_s"} <= PHASE_TIME_FIELDS
+
+
+#: The phase model's per-job functions of ``(job, hw)``: resolving a job.
+DERIVING = frozenset({
+    "phase_times", "rollout_shape", "response_length_dist", "responses_per_iter",
+    "resolved_mean_response_tokens", "resolved_sigma", "resolved_prompt_tokens",
+    "resolved_prompts_per_iter", "resolved_responses_per_prompt", "rollout_mem_gb_per_node",
+    "train_mem_gb_per_node", "sync_times", "switch_times", "rollout_time_s", "train_time_s",
+    "rollout_time_ratio",
+})
+
+#: Modules that call them besides the phase model itself and ``rollmux.model.resolved``,
+#: each with why. An entry that no longer calls them fails, so the list only shrinks.
+DERIVES: dict[str, str] = {
+    "rollmux.anchors": "the phase model's anchors against the paper: its own components",
+    "rollmux.experiments.model_figures": "figures of the phase model's switch and sync parts",
+    "rollmux.experiments.microbench_evidence": "the roofline ratio at other batch sizes",
+    "rollmux.experiments.placement_bench": "times one uncached phase-model call on purpose",
+    "rollmux.closedform": "job_phases_from_rljob, isolated_trace_costs: the trace-cost fit "
+                          "(experiments/calibration.py) still passes (job, hw)",
+    "rollmux.placement.optimum.plans": "the optimum's JobData (replaced last, issue 23)",
+}
+
+
+def deriving_calls() -> dict[str, set[str]]:
+    """Module -> the per-job phase-model functions it calls (ast, no import)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                if name in DERIVING:
+                    found.setdefault(module, set()).add(name)
+    return found
+
+
+def test_only_resolve_derives_a_job_on_a_hardware() -> None:
+    """Above the phase model, only rollmux.model.resolve (and the listed modules) resolves."""
+    calls = deriving_calls()
+    others = {m for m in calls if m not in ("rollmux.phasetimes", "rollmux.model.resolved")}
+    assert others - set(DERIVES) == set(), "take a ResolvedJob (rollmux.model.resolve) instead"
+    assert set(DERIVES) - others == set(), "a listed module no longer derives: drop it"

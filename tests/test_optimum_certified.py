@@ -167,3 +167,19 @@ def test_policies_take_the_method() -> None:
     assert OptimalPolicy().method == "auto"
     with pytest.raises(ValueError, match="method"):
         OptimalPolicy(method="guess")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_mip_gap_keeps_a_proven_bound(seed: int) -> None:
+    """With a MILP gap tolerance the bound is HiGHS's dual bound: within it, below the optimum."""
+    jobs = production_mix(14, seed, HW)
+    exact = optimal_partition(jobs, HW)
+    loose = optimal_partition(jobs, HW, mip_gap=0.02)
+    check_partition(loose, jobs)
+    assert loose.bound_usd_per_h <= exact.cost_usd_per_h * (1 + 1e-9)
+    assert loose.cost_usd_per_h >= exact.cost_usd_per_h * (1 - 1e-9)
+    assert loose.gap <= 0.02 + 1e-9
+    with pytest.raises(ValueError, match="mip_gap"):
+        optimal_partition(jobs, HW, mip_gap=1.5)
+    with pytest.raises(ValueError, match="mip_gap"):
+        RegroupPolicy(mip_gap=0.5)

@@ -123,7 +123,7 @@ def reference(g: Group) -> dict[tuple[int, str, int], tuple[float, float]]:
     """(job, phase, iteration) -> (start, end) from the reference simulator."""
     rollout, train = g.occupancy()
     schedule = build_schedule(rollout[0], train[0], g.rollout_pins, g.train_pins, g.orders)
-    records = simulate(schedule, g.meta_iterations, "static", rollout_s=rollout,
+    records = simulate(schedule, g.meta_iterations, rollout_s=rollout,
                        train_s=train, tail_s=g.tail_s.tolist(), tail_gpus=g.tail_gpus.tolist(),
                        gpus_per_node=GPN)
     return _spans(to_frame(records))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rollmux.hardware import load_hardware
-from rollmux.sim import ReplaySpec, SimConfig, eventmodel, run_replay
+from rollmux.sim import ReplaySpec, SimConfig, eventmodel, phaserows, run_replay
 from rollmux.sim import engine as engine_module
 from rollmux.sim.engine import simulate_trace
 from rollmux.sim.phasesink import CsvPhaseSink
@@ -77,11 +77,11 @@ def test_sink_takes_rows_while_the_replay_runs(tmp_path: Path,
 def test_no_rows_no_file(tmp_path: Path) -> None:
     """A sink that got no rows leaves no file (as a result without phases writes none)."""
     sink = CsvPhaseSink(tmp_path / "phases.csv", FLOAT_FORMAT)
-    sink.write(np.empty(0, dtype=eventmodel._PHASE_DTYPE))
+    sink.write(np.empty(0, dtype=phaserows.PHASE_DTYPE))
     sink.close()
     assert not (tmp_path / "phases.csv").exists()
     with pytest.raises(ValueError, match="closed"):
-        sink.write(np.empty(1, dtype=eventmodel._PHASE_DTYPE))
+        sink.write(np.empty(1, dtype=phaserows.PHASE_DTYPE))
 
 
 def test_replay_failing_after_streaming_leaves_nothing(

@@ -12,6 +12,7 @@ from test_placement_rollmux import H20_NODE, H800_NODE, HW, alone, join, mkjob
 from rollmux.closedform import job_phases_from_rljob, verl
 from rollmux.group import GroupStatus
 from rollmux.jobs import RLJob
+from rollmux.model import resolve
 from rollmux.placement import (
     ClusterSnapshot,
     GroupKind,
@@ -21,7 +22,7 @@ from rollmux.placement import (
     empty_snapshot,
     get_policy,
 )
-from rollmux.placement.base import group_model, job_profile
+from rollmux.placement.base import group_model
 from rollmux.placement.greedy import GreedyPolicy
 from rollmux.placement.joinable import JOINABLE_READINGS, Candidate
 from rollmux.placement.regroup import migration_pause_s
@@ -53,7 +54,7 @@ def test_verl_runs_on_training_gpus_only() -> None:
     assert decision.rollout_nodes == ()
     assert len(decision.train_nodes) == 2
     assert decision.marginal_cost_usd_per_h == pytest.approx(2 * H800_NODE)
-    expected = verl(job_phases_from_rljob(job, HW, job_profile(job, HW).times), POOLS)
+    expected = verl(job_phases_from_rljob(job, HW, resolve(job, HW).times), POOLS)
     assert decision.meta_iteration_s == pytest.approx(expected.iteration_s)
     apply(empty_snapshot(HW), decision).check_invariants()
 
@@ -69,7 +70,7 @@ def test_gavel_plus_shrinks_allocation_within_the_slo() -> None:
     assert decision.strategy is Strategy.NEW_GROUP
     assert decision.marginal_cost_usd_per_h < request_cost
     times = decision.profile.times  # type: ignore[union-attr]
-    solo = job_profile(job, HW).times.solo_iteration_max_s
+    solo = resolve(job, HW).times.solo_iteration_max_s
     assert times.solo_iteration_max_s <= 2.0 * solo * (1 + 1e-9)
 
 
@@ -77,7 +78,7 @@ def test_gavel_plus_with_slo_one_keeps_the_request_or_better() -> None:
     """With SLO 1 no allocation may be slower than the request's worst-case iteration."""
     job = RLJob(job_id="g", model_size_b=7.0, max_response_tokens=4096, slo=1.0)
     decision = get_policy("gavel-plus").place(job, empty_snapshot(HW))
-    solo = job_profile(job, HW).times.solo_iteration_max_s
+    solo = resolve(job, HW).times.solo_iteration_max_s
     assert decision.profile.times.solo_iteration_max_s <= solo * (1 + 1e-9)  # type: ignore[union-attr]
     assert decision.marginal_cost_usd_per_h <= H20_NODE + H800_NODE
 

@@ -16,6 +16,7 @@ from rollmux.group import (
 )
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
+from rollmux.model import resolve
 from rollmux.placement import (
     ClusterSnapshot,
     GroupKind,
@@ -26,7 +27,6 @@ from rollmux.placement import (
     get_policy,
     release,
 )
-from rollmux.placement.base import job_profile
 from rollmux.placement.greedy import IDLE_MEASURES
 from rollmux.placement.joinable import JOINABLE_READINGS
 from rollmux.placement.optimum import optimal_partition, solo_cost_usd_per_h
@@ -126,7 +126,7 @@ def test_optimal_le_rollmux_le_solo_d(jobs: list[RLJob]) -> None:
 
 def _zero_cost_feasible(snap: ClusterSnapshot, job: RLJob, prune: bool) -> bool:
     """Brute force: is there any direct packing meeting memory and every worst-case SLO?"""
-    profile = job_profile(job, HW)
+    profile = resolve(job, HW)
     for group in snap.groups.values():
         if group.kind is not GroupKind.SHARED or len(group.jobs) >= 5:
             continue
@@ -196,7 +196,7 @@ def test_baseline_readings_keep_memory_group_size_and_status(
     for job in jobs:
         decision = policy.place(job, snap)
         assert decision.strategy in (Strategy.DIRECT_PACKING, Strategy.NEW_GROUP)
-        profile = job_profile(job, HW)
+        profile = resolve(job, HW)
         for pins, mem in ((decision.rollout_nodes, profile.rollout_mem_gb),
                           (decision.train_nodes, profile.train_mem_gb)):
             for node in pins:

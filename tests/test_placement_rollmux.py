@@ -10,8 +10,9 @@ from pooled import group_of
 from rollmux.group import group_job_from_rljob
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.jobs import RLJob
+from rollmux.model import resolve
 from rollmux.placement import Strategy, apply, empty_snapshot, get_policy
-from rollmux.placement.base import NewNode, Placement, job_profile, new_group_placement
+from rollmux.placement.base import NewNode, Placement, new_group_placement
 from rollmux.placement.snapshot import ClusterSnapshot, Pool
 
 HW = load_hardware()
@@ -53,7 +54,7 @@ def mkjob(
 
 def alone(snap: ClusterSnapshot, job: RLJob) -> ClusterSnapshot:
     """Admit ``job`` as a new group."""
-    return apply(snap, new_group_placement(job, job_profile(job, snap.hw), snap))
+    return apply(snap, new_group_placement(job, resolve(job, snap.hw), snap))
 
 
 def join(
@@ -75,7 +76,7 @@ def join(
             rollout_nodes=(*rollout, *new_ids),
             train_nodes=train,
             new_nodes=tuple(NewNode(n, Pool.ROLLOUT, "H20") for n in new_ids),
-            profile=job_profile(job, snap.hw),
+            profile=resolve(job, snap.hw),
         ),
     )
 

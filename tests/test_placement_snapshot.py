@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from test_placement_rollmux import HW, alone, join, mkjob
 
+from rollmux.model import resolve
 from rollmux.placement import (
     ClusterSnapshot,
     Strategy,
@@ -14,7 +15,7 @@ from rollmux.placement import (
     policy_names,
     release,
 )
-from rollmux.placement.base import Placement, job_profile
+from rollmux.placement.base import Placement
 
 EXPECTED_POLICIES = {
     "rollmux",
@@ -92,7 +93,7 @@ def test_apply_rejects_inconsistent_decisions() -> None:
     """Unknown nodes, nodes of other groups and overfull memory are ValueErrors."""
     snap = three_job_snapshot()
     job = mkjob("D", 100, 100, mem_gb=1900.0)
-    profile = job_profile(job, HW)
+    profile = resolve(job, HW)
     c_group = snap.jobs["C"].group_id
     bad_node = Placement(job, Strategy.DIRECT_PACKING, "G0", ("R99",), ("T2",), profile=profile)
     with pytest.raises(ValueError, match="R99"):

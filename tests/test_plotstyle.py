@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rollmux.placement import policy_names
+from rollmux.placement import builtin_policy_names
 from rollmux.plotstyle import (
     EVENT_COLOURS,
     JOB_COLOURS,
@@ -46,7 +46,7 @@ def _load(path: Path) -> ModuleType:
 
 def test_every_registered_policy_has_one_distinct_style() -> None:
     """Each built-in policy has a label and a colour, and no two policies share a colour."""
-    assert set(policy_names()) <= set(POLICY_STYLES)
+    assert set(builtin_policy_names()) <= set(POLICY_STYLES)
     colours = [style.colour for style in POLICY_STYLES.values()]
     assert len(set(colours)) == len(colours)
     assert all(mcolors.is_color_like(c) for c in colours)
@@ -81,7 +81,7 @@ def test_figure_script_uses_the_one_palette(script: Path) -> None:
     assert "rollmux.plotstyle" in text, "draws without the plotting module"
     assert not HEX.search(text), f"hex colour literal {HEX.search(text)}"
     tree = ast.parse(text)
-    policies = set(policy_names())
+    policies = set(builtin_policy_names())
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Dict):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]

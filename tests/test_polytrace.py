@@ -224,24 +224,25 @@ def test_sampler_with_real_lengths_reaches_the_worst_case_only_at_the_cap(
     """Responses all at the cap give the worst-case rollout; short ones far less; the worst
     case (what planning uses) never moves; draws are deterministic for a seed."""
     from rollmux.hardware import load_hardware
+    from rollmux.model import resolve
     from rollmux.sim.lengths import LengthSource
     from rollmux.sim.stochastic import PhaseSampler
     from rollmux.traces.loader import load_trace
 
     hw = load_hardware()
-    job = load_trace(Path(__file__).resolve().parents[1] / "traces" / "microbench.csv",
-                     hw)[0]
-    plain = PhaseSampler(job, hw, root_seed=3)
+    job = resolve(load_trace(Path(__file__).resolve().parents[1] / "traces" / "microbench.csv",
+                             hw)[0], hw)
+    plain = PhaseSampler(job, root_seed=3)
     full = LengthSource(polytrace.read_lengths(source_folder(tmp_path, 1.0), cap=1000))
     short = LengthSource(polytrace.read_lengths(source_folder(tmp_path, 0.05), cap=1000))
-    at_cap = PhaseSampler(job, hw, root_seed=3, lengths=full).arrays(20)
-    brief = PhaseSampler(job, hw, root_seed=3, lengths=short)
+    at_cap = PhaseSampler(job, root_seed=3, lengths=full).arrays(20)
+    brief = PhaseSampler(job, root_seed=3, lengths=short)
     worst = plain.worst_case()
     assert np.allclose(at_cap["longest_tokens"], plain.worst_case().longest_tokens)
     assert at_cap["rollout_s"].max() == pytest.approx(worst.rollout_s, rel=0.02)
     assert brief.arrays(20)["rollout_s"].mean() < 0.5 * plain.arrays(20)["rollout_s"].mean()
     assert brief.worst_case() == worst
-    again = PhaseSampler(job, hw, root_seed=3, lengths=short).arrays(20)
+    again = PhaseSampler(job, root_seed=3, lengths=short).arrays(20)
     assert all(np.array_equal(again[k], v) for k, v in brief.arrays(20).items())
     # One draw at a time equals the vectorised pass (the step stream is by iteration).
     assert brief.sample(7).rollout_s == pytest.approx(float(again["rollout_s"][7]))
@@ -271,3 +272,34 @@ def test_simulate_with_lengths_records_them(tmp_path: Path) -> None:
     assert config["lengths"] == str(folder)
     assert config["lengths_workloads"][0]["steps"] == 3
     assert main([*argv[:-2], "--deterministic", "--out", str(tmp_path / "o2")]) == 2
+
+
+def test_real_lengths_under_drift_stay_within_the_drifted_cap(tmp_path: Path) -> None:
+    """With a drift template the real lengths scale by f and never pass the drifted cap."""
+    from rollmux.hardware import load_hardware
+    from rollmux.model import resolve
+    from rollmux.sim.drift import parse_template
+    from rollmux.sim.lengths import LengthSource
+    from rollmux.sim.stochastic import PhaseSampler
+    from rollmux.traces.loader import load_trace
+
+    hw = load_hardware()
+    job = resolve(load_trace(Path(__file__).resolve().parents[1] / "traces" / "microbench.csv",
+                             hw)[0], hw)
+    source = LengthSource(polytrace.read_lengths(source_folder(tmp_path, 0.5), cap=1000))
+    sampler = PhaseSampler(job, root_seed=1, lengths=source,
+                           drift=parse_template("increasing-1.0"), total_iterations=20)
+    cols = sampler.arrays(20)
+    caps = sampler.length_cap(cols["length_factor"])
+    assert np.all(np.isfinite(cols["rollout_s"])) and np.all(cols["longest_tokens"] <= caps)
+    assert cols["longest_tokens"][-1] > cols["longest_tokens"][0]
+
+
+def test_simulate_refuses_a_folder_without_lengths(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`simulate --lengths` on a folder with no step file exits 1 with one located line."""
+    trace = Path(__file__).resolve().parents[1] / "traces" / "microbench.csv"
+    assert main(["simulate", "--trace", str(trace), "--policy", "solo-d", "--quiet",
+                 "--lengths", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
+    assert "no PolyTrace step files" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

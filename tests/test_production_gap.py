@@ -91,6 +91,8 @@ def test_gap_table_records_each_claim_and_the_share_of_the_gap_closed() -> None:
     assert c01.loc["0", "ours"] == pytest.approx(1.5) and c01.loc["1", "ours"] == pytest.approx(1.6)
     assert c01.loc["1", "gap_closed"] == pytest.approx(0.1 / 0.34)
     assert c01.loc["0", "gap_closed"] == 0.0
+    assert c01.loc["1", "seeds"] == 1
+    assert c01.loc["1", "ours_low"] == c01.loc["1", "ours_high"] == c01.loc["1", "ours"]
     realised = table[table["metric"] == "slo_attainment_realised_rollmux"].set_index("step")
     assert realised.loc["1", "ours"] == 80.0
 
@@ -117,3 +119,17 @@ def test_run_key_with_lengths_has_its_own_folder_beside_the_lognormal_one() -> N
     assert plain.path() != real.path()
     assert not str(real.path()).startswith(str(plain.path()))
     assert sorted([real, plain]) == [plain, real]
+
+
+def test_lengths_by_workload_groups_jobs_by_the_run_that_served_them() -> None:
+    """Shares met, realised-over-worst ratios and slowdowns per serving workload."""
+    from rollmux.experiments.production_gap import lengths_by_workload
+
+    jobs = pd.DataFrame({"job_id": ["a", "b", "c"], "slo_met_realised": [True, False, True],
+                         "solo_iteration_realised_s": [10.0, 1.0, 5.0],
+                         "solo_iteration_s": [20.0, 10.0, 10.0],
+                         "slowdown_realised": [1.0, 3.0, 1.2]})
+    by = lengths_by_workload(jobs, {"a": "x", "b": "y", "c": "x"}).set_index("workload")
+    assert by.loc["x", "jobs"] == 2 and by.loc["x", "slo_met_realised_pct"] == 100.0
+    assert by.loc["y", "realised_over_worst_solo_median"] == pytest.approx(0.1)
+    assert by.loc["y", "slo_met_realised_pct"] == 0.0

@@ -54,3 +54,59 @@ def test_readme_block_matches_the_results_files() -> None:
         pytest.skip("no results/claims_summary.json here: run the pipeline first")
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert module.readme_block(text) == module.render(), "run: python scripts/readme_results.py"
+
+
+def test_doc_blocks_are_in_the_docs() -> None:
+    """docs/theorem1.md and docs/findings.md carry every named block's markers."""
+    module = readme_results()
+    for name, (doc, _) in module.DOC_BLOCKS.items():
+        module.doc_block((ROOT / doc).read_text(encoding="utf-8"), name)
+
+
+def test_theorem1_blocks_are_rendered_from_the_files(tmp_path: Path) -> None:
+    """The worst-case, supremum and readings blocks quote the files' numbers; stale ones show."""
+    import pandas as pd
+
+    from rollmux.theorem1.readings import readings_table
+    from rollmux.theorem1.supremum import supremum_table
+    from rollmux.theorem1.worst_case import Budget, worst_case_table
+
+    module = readme_results()
+    budget = Budget(examples=4, optimizer_generations=0, polish_evaluations=0, max_vectors=2)
+    searched = Budget(examples=4, optimizer_generations=0, polish_evaluations=0,
+                      max_vectors=2, exhaustive_max_genomes=0)
+    table = pd.concat([worst_case_table(["a_one_rollout_one_train"], [3], 2, searched),
+                       worst_case_table(["b_shared_train"], [2], 2, budget)])
+    out = tmp_path / "results" / "theorem1"
+    out.mkdir(parents=True)
+    table.to_csv(out / "worst_case.csv", index=False)
+    supremum_table([2, 3], 2, (1, 2)).to_csv(out / "supremum.csv", index=False)
+    readings_table(2, (("x", "r=1,5,13;t=6,1,9;R=0,0,0;T=0,0,0", "aggregate"),)).to_csv(
+        out / "readings.csv", index=False)
+    b2 = table[(table["family"] == "b_shared_train") & (table["objective"] == "aggregate")]
+    ratio = f"{float(b2['ratio'].iloc[0]):.3f}"
+    assert f"**{ratio}**" in module.DOC_BLOCKS["theorem1-worst-case"][1](tmp_path)
+    assert f"{ratio}x in aggregate" in module.DOC_BLOCKS["findings-theorem1"][1](tmp_path)
+    assert "1.591 -> 1.600" in module.DOC_BLOCKS["theorem1-readings"][1](tmp_path)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for doc in {doc for doc, _ in module.DOC_BLOCKS.values()}:
+        names = [n for n, (d, _) in module.DOC_BLOCKS.items() if d == doc]
+        (tmp_path / doc).write_text("".join(f"<!-- results:{n} -->\nold\n<!-- /results:{n} -->\n"
+                                            for n in names))
+    # blocks whose files are here are stale; the others (no slo_optimum, no repeat) are skipped
+    rendered = ["findings-theorem1", "theorem1-readings", "theorem1-supremum",
+                "theorem1-worst-case"]
+    assert sorted(module.stale_doc_blocks(tmp_path)) == rendered
+    assert sorted(module.stale_doc_blocks(tmp_path, write=True)) == rendered
+    assert module.stale_doc_blocks(tmp_path) == []
+    with pytest.raises(ValueError, match=r"worst_case\.csv: missing"):
+        module.DOC_BLOCKS["theorem1-worst-case"][1](tmp_path / "nowhere")
+
+
+def test_doc_blocks_match_the_results_files() -> None:
+    """After a pipeline run, the docs' Theorem 1 blocks are what results/theorem1/ says."""
+    module = readme_results()
+    if not (ROOT / "results" / "theorem1" / "worst_case.csv").is_file():
+        pytest.skip("no results/theorem1/worst_case.csv here: run the pipeline first")
+    assert module.stale_doc_blocks(ROOT) == [], "run: python scripts/readme_results.py"

@@ -22,7 +22,7 @@ from rollmux.sim.cli import (
 )
 from rollmux.sim.records import EVENT_COLUMNS, JOB_COLUMNS, PHASE_RECORD_COLUMNS
 from rollmux.sim.sweeps import window_trace_text
-from rollmux.traces.loader import trace_text
+from rollmux.traces.writer import trace_text
 
 SUMMARY_KEYS = {"cost_usd_per_h", "total_cost_usd", "slo_attainment", "peak_gpus",
                 "bubble_fraction", "admissions", "jobs_completed"}

@@ -11,15 +11,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rollmux.hardware import load_hardware
-from rollmux.jobs import RLJob, response_length_dist
+from rollmux.jobs import RLJob
 from rollmux.jobtypes import job_type
+from rollmux.model import resolve
+from rollmux.phasetimes import response_length_dist
 from rollmux.placement import (
     ClusterSnapshot,
     Placement,
     PlacementPolicy,
     Regrouping,
     Strategy,
-    job_profile,
 )
 from rollmux.placement.rollmux import RollMuxPolicy
 from rollmux.sim.drift import (
@@ -114,7 +115,7 @@ def test_settings_choose_templates_per_job_independently_of_order() -> None:
 def test_sampler_applies_the_drift_factor_to_response_lengths() -> None:
     """Profile reach: at progress 1 under increasing-1.0, mean tokens = n E[2 L] within 1%."""
     job = job_type("A")
-    sampler = PhaseSampler(job, HW, drift=parse_template("increasing-1.0"), config=OFF,
+    sampler = PhaseSampler(resolve(job, HW), drift=parse_template("increasing-1.0"), config=OFF,
                            total_iterations=10)
     tokens = [sampler.sample(i, 1.0).tokens for i in range(1500)]
     lengths = response_length_dist(job, HW).sample(np.random.default_rng(0), 400_000)
@@ -125,7 +126,7 @@ def test_sampler_applies_the_drift_factor_to_response_lengths() -> None:
 def test_sampler_applies_the_drift_factor_to_response_lengths_under_cap_reach() -> None:
     """Cap reach: at progress 1 under increasing-1.0 mean tokens = n E[min(2 L, max)]."""
     job = job_type("A")
-    sampler = PhaseSampler(job, HW, drift=parse_template("increasing-1.0"),
+    sampler = PhaseSampler(resolve(job, HW), drift=parse_template("increasing-1.0"),
                            drift_reach=DriftReach.CAP, config=OFF, total_iterations=10)
     tokens = [sampler.sample(i, 1.0).tokens for i in range(1500)]
     lengths = response_length_dist(job, HW).sample(np.random.default_rng(0), 400_000)
@@ -147,14 +148,15 @@ def test_profile_drift_takes_a_job_beyond_its_admission_worst_case() -> None:
     the maximum length); no iteration does without drift, or with drift capped."""
     job = job_type("A")
     for migration in (OFF, StochasticConfig(migration=True)):
-        drifted = PhaseSampler(job, HW, drift=INC15, config=migration, total_iterations=100)
+        drifted = PhaseSampler(resolve(job, HW), drift=INC15, config=migration,
+                               total_iterations=100)
         over, longest = _over_admission(drifted, 100)
         assert drifted.drift_reach is DriftReach.PROFILE  # the default
         assert over >= 20 and longest > 2.0
-        none = PhaseSampler(job, HW, config=migration, total_iterations=100)
+        none = PhaseSampler(resolve(job, HW), config=migration, total_iterations=100)
         over, longest = _over_admission(none, 100)
         assert over == 0 and longest <= 1.0
-        capped = PhaseSampler(job, HW, drift=INC15, drift_reach="cap", config=migration,
+        capped = PhaseSampler(resolve(job, HW), drift=INC15, drift_reach="cap", config=migration,
                               total_iterations=100)
         over, longest = _over_admission(capped, 100)
         assert over == 0 and longest <= 1.0
@@ -164,7 +166,7 @@ def test_drifted_profile_scales_every_length_dependent_part() -> None:
     """drifted_times: the admission profile at p = 0 and under cap reach; under profile
     reach rollout beyond its fixed part and the tokens training follows scale by f(p)."""
     job = job_type("B")
-    sampler = PhaseSampler(job, HW, drift=parse_template("increasing-1.0"), config=OFF)
+    sampler = PhaseSampler(resolve(job, HW), drift=parse_template("increasing-1.0"), config=OFF)
     t, fixed = sampler.times, sampler.coefficients.fixed_s
     assert sampler.drifted_times(0.0) == t
     end = sampler.drifted_times(1.0)
@@ -174,9 +176,10 @@ def test_drifted_profile_scales_every_length_dependent_part() -> None:
     assert end.train_max_s == pytest.approx(t.train_max_s + slope * sampler.max_tokens)
     assert end.train_s == pytest.approx(t.train_s + slope * sampler.expected_tokens)
     assert (end.sync_s, end.warm_switch_s) == (t.sync_s, t.warm_switch_s)
-    shrunk = PhaseSampler(job, HW, drift=parse_template("decreasing-1.0")).drifted_times(1.0)
+    shrunk = PhaseSampler(resolve(job, HW),
+                          drift=parse_template("decreasing-1.0")).drifted_times(1.0)
     assert shrunk.rollout_max_s < t.rollout_max_s and shrunk.train_max_s < t.train_max_s
-    capped = PhaseSampler(job, HW, drift=INC15, drift_reach=DriftReach.CAP)
+    capped = PhaseSampler(resolve(job, HW), drift=INC15, drift_reach=DriftReach.CAP)
     assert capped.drifted_times(1.0) is capped.times
     with pytest.raises(ValueError, match="progress"):
         sampler.drifted_times(1.5)
@@ -185,7 +188,7 @@ def test_drifted_profile_scales_every_length_dependent_part() -> None:
 def test_drifted_expected_times_agree_with_the_mean_of_drifted_draws() -> None:
     """Two models of one drift: the mean of draws at progress 1 matches drifted_times."""
     job = job_type("A")
-    sampler = PhaseSampler(job, HW, drift=parse_template("increasing-1.0"), config=OFF,
+    sampler = PhaseSampler(resolve(job, HW), drift=parse_template("increasing-1.0"), config=OFF,
                            total_iterations=10)
     draws = [sampler.sample(i, 1.0) for i in range(1500)]
     end = sampler.drifted_times(1.0)
@@ -220,7 +223,7 @@ class _ProfileSpy(PlacementPolicy):
     def regroup(self, snapshot: ClusterSnapshot) -> Regrouping | None:
         """Record the jobs as the snapshot shows them; never re-partition."""
         for placed in snapshot.jobs.values():
-            assert placed.times == job_profile(placed.job, HW).times
+            assert placed.times == resolve(placed.job, HW).times
             self.seen.append(placed.job)
         return None
 
@@ -241,11 +244,11 @@ def test_periodic_resolves_see_the_jobs_current_drifted_profiles(
     result = simulate_trace(jobs, spy, HW, 0, SimConfig(drift=drift, drift_reach=reach,
                                                         record_phases=False))
     assert spy.seen
-    admitted = {j.job_id: job_profile(j, HW).times.rollout_max_s for j in jobs}
-    growth = [job_profile(j, HW).times.rollout_max_s / admitted[j.job_id] for j in spy.seen]
+    admitted = {j.job_id: resolve(j, HW).times.rollout_max_s for j in jobs}
+    growth = [resolve(j, HW).times.rollout_max_s / admitted[j.job_id] for j in spy.seen]
     assert (max(growth) > 1.05) is grows
     assert min(growth) >= 1.0 - 1e-12
-    solo = {j.job_id: job_profile(j, HW).times.solo_iteration_max_s for j in jobs}
+    solo = {j.job_id: resolve(j, HW).times.solo_iteration_max_s for j in jobs}
     table = result.jobs.set_index("job_id")
     np.testing.assert_allclose(table["solo_iteration_s"], [solo[j] for j in table.index])
 
@@ -253,15 +256,15 @@ def test_periodic_resolves_see_the_jobs_current_drifted_profiles(
 def test_a_regrouping_under_drifted_profiles_is_applied_to_the_submitted_jobs() -> None:
     """with_submitted_jobs puts each job as submitted, and its profile, back in place."""
     jobs = load_trace(TINY_PROD, HW)[:2]
-    drifted = [dataclasses.replace(j, rollout_max_s=3.0 * job_profile(j, HW).times.rollout_max_s)
+    drifted = [dataclasses.replace(j, rollout_max_s=3.0 * resolve(j, HW).times.rollout_max_s)
                for j in jobs]
     placements = tuple(Placement(job=d, strategy=Strategy.REGROUP, group_id="G9",
-                                 profile=job_profile(d, HW)) for d in drifted)
+                                 profile=resolve(d, HW)) for d in drifted)
     r = Regrouping(job=None, time_s=3600.0, kept_groups=(), placements=placements,
                    moved_jobs=(), pause_s={}, marginal_cost_usd_per_h=0.0, cost_usd_per_h=1.0)
     back = with_submitted_jobs(r, {j.job_id: j for j in jobs}, HW)
     assert [p.job for p in back.placements] == jobs
-    assert [p.profile for p in back.placements] == [job_profile(j, HW) for j in jobs]
+    assert [p.profile for p in back.placements] == [resolve(j, HW) for j in jobs]
     assert [p.group_id for p in back.placements] == ["G9", "G9"]
     assert with_submitted_jobs(back, {j.job_id: j for j in jobs}, HW) == back
 

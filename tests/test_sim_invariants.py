@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
-from rollmux.placement import job_profile
+from rollmux.model import resolve
 from rollmux.sim import SimConfig, simulate_trace
 from rollmux.sim.cli import write_result
 from rollmux.sim.engine import default_draw_factory
@@ -145,7 +145,7 @@ def _check_slo(
         factory, _ = default_draw_factory(HW, config, seed, list(by_id))
     for row in table.itertuples():
         job = by_id[row.job_id]
-        times = job_profile(job, HW).times
+        times = resolve(job, HW).times
         worst = times.rollout_max_s + times.train_max_s + times.sync_s
         realised = times.solo_iteration_s
         if factory is not None and row.iterations_done > 0:
@@ -204,7 +204,7 @@ def test_event_and_analytic_paths_agree(jobs: list[RLJob], policy: str) -> None:
         bound = 0.0
         for m in members[g]:
             job = by_id[m]
-            t = job_profile(job, HW).times
+            t = resolve(job, HW).times
             # veRL runs rollouts on the training GPUs: at most the HBM bandwidth ratio slower.
             ratio = max(1.0, job.rollout_gpus * HW.gpu("H20").hbm_bw_gbps
                         / (job.train_gpus * HW.gpu("H800").hbm_bw_gbps))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
 from rollmux.jobtypes import job_type
+from rollmux.model import ResolvedJob, resolve
 from rollmux.phasetimes import phase_times
 from rollmux.schedule.eventsim import simulate, to_frame
 from rollmux.schedule.graph import round_robin_schedule
@@ -29,6 +30,11 @@ from rollmux.sim.stochastic import (
 )
 
 HW = load_hardware()
+
+
+def resolved(jobs: tuple[RLJob, ...] | list[RLJob]) -> list[ResolvedJob]:
+    """The jobs resolved on the default hardware."""
+    return [resolve(job, HW) for job in jobs]
 OFF = StochasticConfig(migration=False)
 ON = StochasticConfig(migration=True)
 FAST = StochasticConfig(block_size=16, calibration_draws=200)  # cheap samplers for properties
@@ -40,7 +46,7 @@ SATURATE = DriftTemplate(DriftDirection.INCREASING, 20000.0)
 
 def _sampler(job: RLJob = JOB_A, **kwargs: object) -> PhaseSampler:
     """A sampler of ``job`` on the default hardware."""
-    return PhaseSampler(job, HW, **kwargs)  # type: ignore[arg-type]
+    return PhaseSampler(resolve(job, HW), **kwargs)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- literals
@@ -260,9 +266,9 @@ def test_migration_speeds_up_a_rollout_heavy_pair_more_than_a_dissimilar_one() -
     """Fig. 12: E+E (rollout-heavy) gains more than A+D, and the gain is deterministic."""
     pair_ee = (job_type("E", job_id="E0"), job_type("E", job_id="E1"))
     pair_ad = (job_type("A", job_id="A0"), job_type("D", job_id="D1"))
-    gain_ee = migration_speedup(pair_ee, HW, seed=0, iterations=30)
-    assert gain_ee == migration_speedup(pair_ee, HW, seed=0, iterations=30)
+    gain_ee = migration_speedup(resolved(pair_ee), seed=0, iterations=30)
+    assert gain_ee == migration_speedup(resolved(pair_ee), seed=0, iterations=30)
     assert 1.05 < gain_ee < 1.4
-    assert migration_speedup(pair_ad, HW, seed=0, iterations=30) < gain_ee
+    assert migration_speedup(resolved(pair_ad), seed=0, iterations=30) < gain_ee
     with pytest.raises(ValueError, match="pair"):
-        migration_speedup((pair_ee[0], pair_ee[0]), HW)
+        migration_speedup(resolved((pair_ee[0], pair_ee[0])))

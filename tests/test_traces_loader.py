@@ -9,7 +9,15 @@ import pandas as pd
 import pytest
 
 from rollmux.jobs import RLJob
-from rollmux.traces import TraceError, load_trace, loader, read_trace_frame, trace_text, write_trace
+from rollmux.traces import (
+    TraceError,
+    load_trace,
+    loader,
+    read_trace_frame,
+    trace_text,
+    write_trace,
+    writer,
+)
 from rollmux.traces.schema import load_schema
 
 REPO = Path(__file__).resolve().parents[1]
@@ -270,8 +278,8 @@ def test_atomic_write_leaves_nothing_on_failure(
         """Fail the rename, as a full disk or a crash would."""
         raise OSError("disk full")
 
-    monkeypatch.setattr(loader.os, "replace", broken_replace)
+    monkeypatch.setattr(writer.os, "replace", broken_replace)
     with pytest.raises(OSError):
-        loader.atomic_write_text(target, "new")
+        writer.atomic_write_text(target, "new")
     assert target.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]

@@ -241,8 +241,14 @@ def _write_metrics(workdir: Path) -> None:
     ]
     folder = workdir / "results" / "metrics"
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "seeds").mkdir(exist_ok=True)
     for i, stage in enumerate(METRIC_STAGES):
-        rows.iloc[i :: len(METRIC_STAGES)].to_csv(folder / f"{stage}.csv", index=False)
+        part = rows.iloc[i :: len(METRIC_STAGES)]
+        part.to_csv(folder / f"{stage}.csv", index=False)
+        # the per-seed values: the same numbers at two seeds (a zero-width interval)
+        pd.concat([part.assign(seed=seed) for seed in (0, 1)])[
+            ["metric", "seed", "value", "low", "high", "unit"]
+        ].to_csv(folder / "seeds" / f"{stage}.csv", index=False)
     for evidence in sorted({e for e in ledger["evidence"] if e.strip()}):
         path = workdir / evidence.strip()
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -185,7 +185,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_calibration(args: argparse.Namespace) -> int:
     """Print the calibration table as Markdown, or refresh the tables of a doc file."""
-    from rollmux.calibration import anchors, calibration_markdown, doc_tables, fill_doc
+    from rollmux.anchors import anchors, calibration_markdown, doc_tables, fill_doc
     from rollmux.io import write_text
 
     with progress_bar("calibration", len(anchors()), "anchor", args.quiet) as bar:

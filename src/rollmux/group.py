@@ -8,12 +8,13 @@ and the host-memory residency constraint (notes section 3, constraint 1);
 saturation, slowdowns, SLO checks, utilisation, cost and the fluid bound. Equations:
 docs/model.md.
 
-How overheads enter the group model (a modelling choice, documented there too):
+How overheads enter the group model (a modelling choice, documented there too) is
+:func:`rollmux.model.group.member_phases_s`, stated once for every model:
 
 * A job's *effective training phase* is ``train_s + sync_s`` (the training GPUs push
   the new weights before the job's next rollout may start, so they stay held), plus
-  ``warm_switch_s`` when any of its training nodes is shared with another job.
-* A job's *effective rollout phase* is ``rollout_s``, plus ``warm_switch_s`` when any
+  the warm switch when any of its training nodes is shared with another job.
+* A job's *effective rollout phase* is ``rollout_s``, plus the warm switch when any
   of its rollout nodes is shared with another job.
 * A job alone on its nodes pays no switch, so a one-job group reproduces Solo-D.
 """
@@ -37,8 +38,9 @@ from rollmux.closedform import (
     check_positive,
     check_positive_int,
     fluid_cost_usd_per_iteration,
-    job_phases_from_rljob,
 )
+from rollmux.model.group import member_phases_s
+from rollmux.model.resolved import ResolvedJob, resolve
 from rollmux.schedule import meta_iteration_time
 
 if TYPE_CHECKING:
@@ -59,6 +61,7 @@ __all__ = [
     "NodeCapacity",
     "NodeId",
     "group_job_from_rljob",
+    "group_job_of",
     "node_capacity_from_hardware",
 ]
 
@@ -380,10 +383,12 @@ class CoExecutionGroup:
         rollout, train = [], []
         for job in self.jobs:
             p = job.phases
-            r_switch = p.warm_switch_s if r_shared.intersection(job.rollout_nodes) else 0.0
-            t_switch = p.warm_switch_s if t_shared.intersection(job.train_nodes) else 0.0
-            rollout.append(p.rollout_s + r_switch)
-            train.append(p.train_s + p.sync_s + t_switch)
+            r, t = member_phases_s(
+                p.times, p.sync_s,
+                rollout_shared=not r_shared.isdisjoint(job.rollout_nodes),
+                train_shared=not t_shared.isdisjoint(job.train_nodes))
+            rollout.append(r)
+            train.append(t)
         return tuple(rollout), tuple(train)
 
     def node_load_s(self) -> dict[tuple[str, NodeId], float]:
@@ -513,6 +518,23 @@ def node_capacity_from_hardware(hw: Hardware) -> NodeCapacity:
     return NodeCapacity(gpus_per_node=hw.node.gpus_per_node, host_mem_gb=hw.node.host_mem_gb)
 
 
+def group_job_of(
+    resolved: ResolvedJob,
+    rollout_nodes: NodeId | Sequence[NodeId],
+    train_nodes: NodeId | Sequence[NodeId],
+) -> GroupJob:
+    """A resolved job pinned to the given nodes, as a member of a group."""
+    return GroupJob(
+        phases=resolved.phases,
+        rollout_nodes=rollout_nodes,  # type: ignore[arg-type]
+        train_nodes=train_nodes,  # type: ignore[arg-type]
+        slo=resolved.slo,
+        rollout_mem_gb_per_node=resolved.rollout_mem_gb,
+        train_mem_gb_per_node=resolved.train_mem_gb,
+        job_id=str(resolved.job_id),
+    )
+
+
 def group_job_from_rljob(
     job: RLJob,
     hw: Hardware,
@@ -522,17 +544,10 @@ def group_job_from_rljob(
 ) -> GroupJob:
     """A :class:`GroupJob` from an :class:`rollmux.jobs.RLJob` pinned to the given nodes.
 
-    Phase times come from ``times`` (default: :func:`rollmux.phasetimes.phase_times`) and
-    the resident state per node from the phase model's memory functions.
+    The job resolved on ``hw`` (:func:`rollmux.model.resolve`), with ``times`` instead of
+    its phase times when given.
     """
-    from rollmux.phasetimes import rollout_mem_gb_per_node, train_mem_gb_per_node
-
-    return GroupJob(
-        phases=job_phases_from_rljob(job, hw, times),
-        rollout_nodes=rollout_nodes,  # type: ignore[arg-type]
-        train_nodes=train_nodes,  # type: ignore[arg-type]
-        slo=job.slo,
-        rollout_mem_gb_per_node=rollout_mem_gb_per_node(job, hw),
-        train_mem_gb_per_node=train_mem_gb_per_node(job, hw),
-        job_id=str(job.job_id),
-    )
+    resolved = resolve(job, hw)
+    if times is not None:
+        resolved = resolved.with_times(times)
+    return group_job_of(resolved, rollout_nodes, train_nodes)

@@ -16,7 +16,6 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-from rollmux.hardware import Hardware
 from rollmux.memo import memoised
 
 __all__ = [
@@ -24,7 +23,7 @@ __all__ = [
     "PHASE_TIME_FIELDS",
     "RLJob",
     "ResponseLengthDist",
-    "response_length_dist",
+    "length_dist",
 ]
 
 
@@ -203,38 +202,6 @@ class RLJob:
             )
         return float(value)
 
-    def resolved_mean_response_tokens(self, hw: Hardware) -> float:
-        """The mean response length, or the workload default fraction of the maximum."""
-        if self.mean_response_tokens is not None:
-            return self.mean_response_tokens
-        return hw.workload.mean_response_fraction * self.max_response_tokens
-
-    def resolved_sigma(self, hw: Hardware) -> float:
-        """The lognormal shape of response lengths, or the workload default."""
-        if self.response_len_sigma is not None:
-            return self.response_len_sigma
-        return hw.workload.response_len_sigma
-
-    def resolved_prompt_tokens(self, hw: Hardware) -> int:
-        """Prompt length in tokens, or the workload default."""
-        return self.prompt_tokens if self.prompt_tokens is not None else hw.workload.prompt_tokens
-
-    def resolved_prompts_per_iter(self, hw: Hardware) -> int:
-        """Prompts per iteration, or the workload default."""
-        if self.prompts_per_iter is not None:
-            return self.prompts_per_iter
-        return hw.workload.prompts_per_iter
-
-    def resolved_responses_per_prompt(self, hw: Hardware) -> int:
-        """Responses sampled per prompt, or the workload default."""
-        if self.responses_per_prompt is not None:
-            return self.responses_per_prompt
-        return hw.workload.responses_per_prompt
-
-    def responses_per_iter(self, hw: Hardware) -> int:
-        """Number of responses generated per iteration (prompts x responses per prompt)."""
-        return self.resolved_prompts_per_iter(hw) * self.resolved_responses_per_prompt(hw)
-
 
 def _log_interval_mass(lo: float, hi: float) -> float:
     """log P(lo < Z < hi) for a standard normal, stable far into either tail."""
@@ -387,19 +354,7 @@ def _expected_max(dist: ResponseLengthDist, n: int) -> float:
     return float(min(dist.max_tokens, dist.min_tokens + value))
 
 
-def response_length_dist(job: RLJob, hw: Hardware) -> ResponseLengthDist:
-    """The response-length distribution of ``job`` (defaults from ``hw.workload``)."""
-    mean = job.resolved_mean_response_tokens(hw)
-    if job.mean_response_tokens is None and mean <= 1.0:
-        # The default mean is a fraction of the maximum; it must stay above one token.
-        raise ValueError(
-            f"max_response_tokens={job.max_response_tokens} is too small for the default mean "
-            f"fraction {hw.workload.mean_response_fraction}; give mean_response_tokens"
-        )
-    return _length_dist(float(job.max_response_tokens), mean, job.resolved_sigma(hw))
-
-
 @memoised(4096)
-def _length_dist(max_tokens: float, mean_tokens: float, sigma: float) -> ResponseLengthDist:
+def length_dist(max_tokens: float, mean_tokens: float, sigma: float) -> ResponseLengthDist:
     """One (immutable, shared) distribution per parameter set: solving for mu is not free."""
     return ResponseLengthDist(max_tokens=max_tokens, mean_tokens=mean_tokens, sigma=sigma)

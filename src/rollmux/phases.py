@@ -83,6 +83,7 @@ __all__ = [
     "node_release_s",
     "order_multiplicities",
     "rollout_release_s",
+    "rollout_work_s",
     "switch_paid",
     "switch_s",
     "tail_gpus_per_node",
@@ -128,9 +129,18 @@ def switch_s(switch: Switch, warm_s: float, cold_s: float) -> float:
     return warm_s if switch is Switch.WARM else 0.0
 
 
+def rollout_work_s(switch_time_s: float, node_s: float) -> float:
+    """Seconds of its nodes at full capacity a rollout needs: its switch, then ``node_s``."""
+    return node_s + switch_time_s
+
+
 def training_occupancy_s(switch_time_s: float, train_s: float, sync_s: float) -> float:
-    """How long training holds its nodes: switch, training, then the weight sync."""
-    return switch_time_s + train_s + sync_s
+    """How long training holds its nodes: switch, training, then the weight sync.
+
+    Summed as ``(train_s + sync_s) + switch``: every model adds the terms in this order,
+    so they agree to the bit.
+    """
+    return train_s + sync_s + switch_time_s
 
 
 def tail_gpus_per_node(tail_gpus: int, job_gpus_per_node: Sequence[int]) -> list[int]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from rollmux.hardware import GB, Hardware
-from rollmux.jobs import RLJob, response_length_dist
+from rollmux.jobs import ResponseLengthDist, RLJob, length_dist
 
 __all__ = [
     "FLAT_SYNC_COPIES",
@@ -22,6 +22,13 @@ __all__ = [
     "SwitchTimes",
     "SyncTimes",
     "phase_times",
+    "resolved_mean_response_tokens",
+    "resolved_prompt_tokens",
+    "resolved_prompts_per_iter",
+    "resolved_responses_per_prompt",
+    "resolved_sigma",
+    "response_length_dist",
+    "responses_per_iter",
     "rollout_mem_gb_per_node",
     "rollout_shape",
     "rollout_time_ratio",
@@ -107,6 +114,60 @@ class SwitchTimes:
     train_cold_s: float
 
 
+
+# --------------------------------------------------------------------------- workload
+
+
+def resolved_mean_response_tokens(job: RLJob, hw: Hardware) -> float:
+    """The job's mean response length, or the workload default fraction of the maximum."""
+    if job.mean_response_tokens is not None:
+        return job.mean_response_tokens
+    return hw.workload.mean_response_fraction * job.max_response_tokens
+
+
+def resolved_sigma(job: RLJob, hw: Hardware) -> float:
+    """The lognormal shape of the job's response lengths, or the workload default."""
+    if job.response_len_sigma is not None:
+        return job.response_len_sigma
+    return hw.workload.response_len_sigma
+
+
+def resolved_prompt_tokens(job: RLJob, hw: Hardware) -> int:
+    """The job's prompt length in tokens, or the workload default."""
+    return job.prompt_tokens if job.prompt_tokens is not None else hw.workload.prompt_tokens
+
+
+def resolved_prompts_per_iter(job: RLJob, hw: Hardware) -> int:
+    """The job's prompts per iteration, or the workload default."""
+    if job.prompts_per_iter is not None:
+        return job.prompts_per_iter
+    return hw.workload.prompts_per_iter
+
+
+def resolved_responses_per_prompt(job: RLJob, hw: Hardware) -> int:
+    """The job's responses sampled per prompt, or the workload default."""
+    if job.responses_per_prompt is not None:
+        return job.responses_per_prompt
+    return hw.workload.responses_per_prompt
+
+
+def responses_per_iter(job: RLJob, hw: Hardware) -> int:
+    """Number of responses the job generates per iteration (prompts x responses per prompt)."""
+    return resolved_prompts_per_iter(job, hw) * resolved_responses_per_prompt(job, hw)
+
+
+def response_length_dist(job: RLJob, hw: Hardware) -> ResponseLengthDist:
+    """The response-length distribution of ``job`` (defaults from ``hw.workload``)."""
+    mean = resolved_mean_response_tokens(job, hw)
+    if job.mean_response_tokens is None and mean <= 1.0:
+        # The default mean is a fraction of the maximum; it must stay above one token.
+        raise ValueError(
+            f"max_response_tokens={job.max_response_tokens} is too small for the default mean "
+            f"fraction {hw.workload.mean_response_fraction}; give mean_response_tokens"
+        )
+    return length_dist(float(job.max_response_tokens), mean, resolved_sigma(job, hw))
+
+
 def _params(job: RLJob) -> float:
     """Number of model parameters."""
     return job.model_size_b * 1e9
@@ -150,9 +211,9 @@ def rollout_time_s(job: RLJob, hw: Hardware, *, worst_case: bool = False) -> flo
     perf = hw.perf
     params = _params(job)
     weights = _weight_bytes(job, hw)
-    prompt = float(job.resolved_prompt_tokens(hw))
-    n_seq = job.responses_per_iter(hw) / shape.replicas
-    n_prompts = job.resolved_prompts_per_iter(hw) / shape.replicas
+    prompt = float(resolved_prompt_tokens(job, hw))
+    n_seq = responses_per_iter(job, hw) / shape.replicas
+    n_prompts = resolved_prompts_per_iter(job, hw) / shape.replicas
     if worst_case:
         length = longest = float(job.max_response_tokens)
         length_sq = length**2
@@ -160,7 +221,7 @@ def rollout_time_s(job: RLJob, hw: Hardware, *, worst_case: bool = False) -> flo
         dist = response_length_dist(job, hw)
         length = dist.mean()
         length_sq = dist.moment(2)
-        longest = dist.expected_max(job.responses_per_iter(hw))
+        longest = dist.expected_max(responses_per_iter(job, hw))
     kv_bytes_per_token = perf.kv_kb_per_token_per_b * 1e3 * job.model_size_b
     kv_capacity = shape.tensor_parallel * gpu.hbm_gb * GB * perf.rollout_hbm_utilization - weights
     # A sequence's KV footprint grows linearly, so its time-averaged size is p + E[L^2]/(2E[L]).
@@ -200,7 +261,7 @@ def train_time_s(job: RLJob, hw: Hardware, *, worst_case: bool = False) -> float
     """
     gpu = hw.gpu(job.train_gpu_type)
     length = float(job.max_response_tokens) if worst_case else response_length_dist(job, hw).mean()
-    tokens = job.responses_per_iter(hw) * (job.resolved_prompt_tokens(hw) + length)
+    tokens = responses_per_iter(job, hw) * (resolved_prompt_tokens(job, hw) + length)
     flops = job.train_gpus * gpu.bf16_tflops * 1e12 * hw.perf.train_mfu
     return hw.perf.train_flops_per_param_token * _params(job) * tokens / flops
 

@@ -25,6 +25,9 @@ rule beyond_repeat:
         events=run_files(SIM_PLAN.repeat, "events.csv"),
         configs=run_files(SIM_PLAN.repeat, "config.json"),
         traces=[trace_file(k.trace) for k in SIM_PLAN.repeat],
+        # the planner against the certified SLO-constrained optimum (theorem1.smk)
+        slo_optimum="results/theorem1/slo_optimum.csv",
+        slo_optimum_summary="results/theorem1/slo_optimum_summary.csv",
         # the recorded latencies and their machine, unless this run times them itself
         recorded=[]
         if BEYOND_MEASURE

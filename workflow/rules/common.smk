@@ -58,6 +58,12 @@ HW_OVERRIDES_ARG = (
     else ""
 )
 
+# Seeds of every stochastic experiment behind a claim (config `seeds`; default: the one
+# `seed`): the replays the seed changes run at each (rollmux.sim.sweeps.spec_uses_seed),
+# every other experiment once; the claims report shows each claim's mean and 95% interval
+# over them (rollmux.experiments.intervals; per-seed values in results/metrics/seeds/).
+SEEDS = [int(s) for s in (config.get("seeds") or [config["seed"]])]
+
 # Every rule file appends the files `rule all` builds to this list.
 TARGETS = []
 

@@ -19,10 +19,16 @@ GAP_BURST_TRACE = f"{GAP_TRACE}-burst"
 GAP_TARGET_PEAK = _PAPER_TARGETS["production"]["peak_rollout_gpus_solo"]
 
 
-# The production replays (policies, seeds, settings) on a trace with a lengths folder.
+# Seeds of the decomposition's replays (default: the production replays' own).
+GAP_SEEDS = GAP_CONFIG.get("seeds") or sorted({k.seed for k in SIM_PLAN.production})
+# The production replays the claims need (RollMux, Solo-D, veRL; the production setting)
+# on a trace with a lengths folder; step 0 is the pipeline's own production replays.
 GAP_RUNS = {
     (trace, lengths): tuple(
-        _gap_dc.replace(k, trace=trace, lengths=lengths) for k in SIM_PLAN.production
+        _gap_dc.replace(k, trace=trace, lengths=lengths, seed=seed)
+        for k in SIM_PLAN.production
+        if k.policy in ("rollmux", "solo-d", "verl") and k.seed == SIM_PLAN.production[0].seed
+        for seed in GAP_SEEDS
     )
     for trace in (GAP_TRACE, GAP_BURST_TRACE)
     for lengths in ("", LENGTHS_PATH)
@@ -118,6 +124,8 @@ if LENGTHS_PATH:
             + run_files(GAP_RUNS[GAP_TRACE, LENGTHS_PATH], "timeseries.csv"),
             ledger="src/rollmux/data/claims.csv",
             tolerances="src/rollmux/data/claims_tolerances.yaml",
+            jobs=run_files(GAP_RUNS[GAP_TRACE, LENGTHS_PATH], "jobs.csv"),
+            trace=trace_file(GAP_TRACE),
         output:
             table=report(
                 "results/evidence/production_lengths.csv",
@@ -125,8 +133,12 @@ if LENGTHS_PATH:
                 category=REPORT_CATEGORY["production"],
                 labels={"table": "production claims with real response lengths"},
             ),
+            # RollMux's jobs with real lengths by the workload that served them
+            by_workload="results/evidence/production_lengths_by_workload.csv",
         params:
             experiment="lengths",
+            lengths=LENGTHS_PATH,
+            overrides=SIM_OVERRIDES,
         log:
             "results/logs/evidence/production_lengths.log",
         script:

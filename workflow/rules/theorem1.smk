@@ -56,11 +56,69 @@ rule theorem1_worst_case:
         "../scripts/theorem1_worst_case_merge.py"
 
 
+rule theorem1_readings:
+    # The supremum over all multiplicities on one rollout and one training node (proven in
+    # docs/theorem1.md) with the ping-pong schedules approaching it, and every reading of
+    # each documented counterexample (rollmux.theorem1.supremum, rollmux.theorem1.readings).
+    conda:
+        ENV
+    output:
+        supremum="results/theorem1/supremum.csv",
+        readings="results/theorem1/readings.csv",
+    params:
+        sizes=WORST_CASE["sizes"],
+        max_duration_s=WORST_CASE["max_duration_s"],
+        max_multiplicity=WORST_CASE["max_multiplicity"],
+    log:
+        "results/logs/theorem1_readings.log",
+    script:
+        "../scripts/theorem1_readings.py"
+
+
+rule theorem1_slo_optimum:
+    # rollmux-repeat's planner against the certified SLO-constrained optimum on seeded
+    # random groups of 3-5 jobs (rollmux.theorem1.slo_optimum, rollmux.schedule.milp).
+    conda:
+        ENV
+    output:
+        table="results/theorem1/slo_optimum.csv",
+        summary="results/theorem1/slo_optimum_summary.csv",
+    params:
+        settings=config["theorem1"].get("slo_optimum", {}),
+        seed=config["seed"],
+    log:
+        "results/logs/theorem1_slo_optimum.log",
+    script:
+        "../scripts/theorem1_slo_optimum.py"
+
+
+rule fig_theorem1_slo_optimum:
+    conda:
+        ENV
+    input:
+        table="results/theorem1/slo_optimum.csv",
+    output:
+        png=report(
+            "figures/fig_theorem1_slo_optimum.png",
+            caption="../report/fig_theorem1_slo_optimum.rst",
+            category=REPORT_CATEGORY["beyond"],
+        ),
+        pdf="figures/fig_theorem1_slo_optimum.pdf",
+    params:
+        python=sys.executable,
+    log:
+        "results/logs/fig_theorem1_slo_optimum.log",
+    shell:
+        "{params.python} analysis/fig_theorem1_slo_optimum.py --table {input.table} "
+        "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
 rule fig_theorem1_worst_case:
     conda:
         ENV
     input:
         table="results/theorem1/worst_case.csv",
+        supremum="results/theorem1/supremum.csv",
     output:
         png=report(
             "figures/fig_theorem1_worst_case.png",
@@ -74,6 +132,7 @@ rule fig_theorem1_worst_case:
         "results/logs/fig_theorem1_worst_case.log",
     shell:
         "{params.python} analysis/fig_theorem1_worst_case.py --table {input.table} "
+        "--supremum {input.supremum} "
         "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 
@@ -81,6 +140,9 @@ TARGETS.extend(
     [
         rules.theorem1_summary.output.summary,
         *rules.theorem1_worst_case.output,
+        *rules.theorem1_readings.output,
+        *rules.theorem1_slo_optimum.output,
+        *rules.fig_theorem1_slo_optimum.output,
         *rules.fig_theorem1_worst_case.output,
     ]
 )

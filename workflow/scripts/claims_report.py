@@ -22,6 +22,7 @@ try:
         beyond_ledger=snakemake.input.beyond_ledger,
         out_html=snakemake.output.html,
         out_html_fragment=snakemake.output.landing,
+        seed_metrics_paths=snakemake.input.seed_metrics,
     )
 except ValueError as exc:  # ClaimsError: name the file, row and field in the log too
     logging.error("%s", exc)

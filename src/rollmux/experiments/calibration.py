@@ -67,7 +67,7 @@ from rollmux.traces.generate import (
     production_durations_h,
     production_job,
 )
-from rollmux.traces.loader import trace_text
+from rollmux.traces.writer import trace_text
 
 __all__ = [
     "DECIMALS",

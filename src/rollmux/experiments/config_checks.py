@@ -263,7 +263,8 @@ def sweep_problems(config: Mapping[str, Any]) -> list[ConfigProblem]:
     from rollmux.sim.sweeps import sweep_plan
 
     try:
-        sweep_plan(config.get("sim") or {}, int(config.get("seed", 0)))
+        sweep_plan(config.get("sim") or {}, int(config.get("seed", 0)),
+                   config.get("seeds") or None)
     except (ValueError, KeyError, TypeError) as exc:
         message = str(exc).strip("'\"")
         head, _, rest = message.partition(" ")

@@ -49,6 +49,7 @@ from rollmux.experiments.robustness import (
     check_unique,
     with_reference_ratios,
 )
+from rollmux.model import resolve
 from rollmux.sim.drift import (
     DriftDirection,
     DriftReach,
@@ -261,7 +262,7 @@ def slo_by_job(runs: Iterable[RunRef], trace: str | Path, study: DriftStudy,
         mean_factor: dict[str, float] = {}
         for job_id in jobs["job_id"]:
             job = by_id[job_id]
-            sampler = PhaseSampler(job, hw, root_seed=run.seed, drift=templates[job_id],
+            sampler = PhaseSampler(resolve(job, hw), root_seed=run.seed, drift=templates[job_id],
                                    drift_reach=run.drift_reach)
             last = (job.iterations - 1) / job.iterations
             admitted = sampler.times.solo_iteration_max_s

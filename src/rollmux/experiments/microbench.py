@@ -10,8 +10,9 @@ unequal jobs compare fairly). Equations: docs/model.md.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -20,16 +21,15 @@ from rollmux.closedform import (
     FleetCost,
     JobPhases,
     fluid_cost_usd_per_h,
-    job_phases_from_rljob,
     pools_from_hardware,
     solo_d_fleet,
     verl_fleet,
 )
-from rollmux.group import CoExecutionGroup, GroupJob, node_capacity_from_hardware
+from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity, node_capacity_from_hardware
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.jobs import RLJob
 from rollmux.jobtypes import job_type, load_microbench
-from rollmux.phasetimes import rollout_mem_gb_per_node, train_mem_gb_per_node
+from rollmux.model import ResolvedJob, resolve
 
 SCENARIOS: tuple[str, ...] = ("temporal", "train", "spatial")
 
@@ -56,13 +56,21 @@ TABLE_COLUMNS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Scenario:
-    """One micro-benchmark scenario: its jobs, their solo phases and the woven group."""
+    """One micro-benchmark scenario: its jobs (as given and resolved), their solo phases
+    and the woven group.
+
+    ``ideal_rollout_ratio``: each job's modelled rollout time on its in-group training GPUs
+    over that on its rollout GPUs (NaN where the rollout does not fit there), Table 4's
+    ideal co-location (:func:`rollmux.experiments.microbench_sim.run_scenario`).
+    """
 
     name: str
     description: str
     jobs: tuple[RLJob, ...]
     solo_phases: tuple[JobPhases, ...]
     group: CoExecutionGroup
+    resolved: tuple[ResolvedJob, ...]
+    ideal_rollout_ratio: tuple[float, ...]
 
 
 def build_scenario(
@@ -78,14 +86,28 @@ def build_scenario(
     types: Sequence[str] = spec["jobs"]
     n = len(types)
     jobs = tuple(job_type(t, data, job_id=f"{t}{i}") for i, t in enumerate(types))
-    solo = tuple(job_phases_from_rljob(job, hw) for job in jobs)
-    train_gpus = spec.get("train_gpus_in_group") or [p.train_gpus for p in solo]
     for key in ("rollout_node", "train_node", "train_gpus_in_group"):
         if key in spec and len(spec[key]) != n:
             raise ValueError(f"scenario {name!r}: {key} needs {n} entries, got {len(spec[key])}")
+    train_gpus = spec.get("train_gpus_in_group") or [job.train_gpus for job in jobs]
+    resolved_jobs: list[ResolvedJob] = []
+    ratios: list[float] = []
+    for job, gpus in zip(jobs, train_gpus, strict=True):
+        resolved_jobs.append(resolve(job, hw))
+        # The modelled rollout (given times aside) on the job's in-group training GPUs
+        # over on its own rollout GPUs (the roofline of rollmux.phasetimes.rollout_time_s).
+        modelled = replace(job, rollout_s=None, rollout_max_s=None)
+        moved = replace(modelled, rollout_gpu_type=job.train_gpu_type, rollout_gpus=gpus)
+        try:
+            ratios.append(resolve(moved, hw).times.rollout_s
+                          / resolve(modelled, hw).times.rollout_s)
+        except ValueError:  # the rollout does not fit there: no ideal co-location
+            ratios.append(math.nan)
+    resolved = tuple(resolved_jobs)
+    solo = tuple(r.phases for r in resolved)
     members = []
-    for job, phases, r_nodes, t_nodes, gpus in zip(
-        jobs, solo, spec["rollout_node"], spec["train_node"], train_gpus, strict=True
+    for r, phases, r_nodes, t_nodes, gpus in zip(
+        resolved, solo, spec["rollout_node"], spec["train_node"], train_gpus, strict=True
     ):
         # Training is compute-bound: its time scales inversely with the GPUs it gets.
         scale = phases.train_gpus / gpus
@@ -95,20 +117,22 @@ def build_scenario(
                 phases=in_group,
                 rollout_nodes=tuple(r_nodes),
                 train_nodes=tuple(t_nodes),
-                slo=job.slo,
-                rollout_mem_gb_per_node=rollout_mem_gb_per_node(job, hw),
-                train_mem_gb_per_node=train_mem_gb_per_node(job, hw),
-                job_id=job.job_id,
+                slo=r.slo,
+                rollout_mem_gb_per_node=r.rollout_mem_gb,
+                train_mem_gb_per_node=r.train_mem_gb,
+                job_id=r.job_id,
             )
         )
     group = CoExecutionGroup(
         jobs=tuple(members),
         rollout_node_ids=tuple(spec["rollout_nodes"]),
         train_node_ids=tuple(spec["train_nodes"]),
-        pools=pools_from_hardware(hw),
-        node_capacity=node_capacity_from_hardware(hw),
+        # The group's nodes are of its jobs' GPU types, priced as resolved.
+        pools=resolved[0].pools,
+        node_capacity=NodeCapacity(resolved[0].gpus_per_node, resolved[0].host_mem_gb),
     )
-    return Scenario(name, str(spec.get("description", "")).strip(), jobs, solo, group)
+    return Scenario(name, str(spec.get("description", "")).strip(), jobs, solo, group, resolved,
+                    tuple(ratios))
 
 
 def scenario_table(
@@ -203,7 +227,7 @@ def gantt_phases(
     hw = hw or load_hardware()
     data = definitions or load_microbench()
     jobs = [job_type(t, data, job_id=f"{t}{i}") for i, t in enumerate(job_types)]
-    phases = [job_phases_from_rljob(job, hw) for job in jobs]
+    phases = [resolve(job, hw).phases for job in jobs]
     n = len(jobs)
     solo = round_robin_schedule(
         [p.rollout_s for p in phases],

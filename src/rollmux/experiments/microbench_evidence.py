@@ -55,7 +55,7 @@ from rollmux.experiments.microbench_sim import baseline_jobs, table4, throughput
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.io import write_csv
 from rollmux.jobtypes import job_type, load_microbench
-from rollmux.phasetimes import rollout_time_ratio
+from rollmux.phasetimes import resolved_prompts_per_iter, rollout_time_ratio
 
 __all__ = [
     "EVIDENCE_COLUMNS",
@@ -121,7 +121,7 @@ def _batch_multiplier(job_name: str, definitions: Mapping[str, Any], h800_gpus: 
                       target_ratio: float, hw: Hardware) -> float:
     """The smallest batch multiplier at which the roofline ratio reaches ``target_ratio``."""
     job = job_type(job_name, definitions)
-    base = job.resolved_prompts_per_iter(hw)
+    base = resolved_prompts_per_iter(job, hw)
     ratios = []
     for m in _BATCH_GRID:
         prompts = max(1, round(float(m) * base))

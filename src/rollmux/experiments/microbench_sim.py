@@ -16,6 +16,7 @@ policy). Columns are defined in docs/stochastic.md.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,7 +34,7 @@ from rollmux.experiments.microbench import SCENARIOS, Scenario, build_scenario
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.jobs import RLJob
 from rollmux.jobtypes import job_type, load_microbench
-from rollmux.phasetimes import phase_times, rollout_time_ratio
+from rollmux.model import resolve
 from rollmux.sim.stochastic import (
     IterationDraw,
     PhaseSampler,
@@ -54,7 +55,6 @@ __all__ = [
     "ScenarioRun",
     "baseline_jobs",
     "gavel_plus_fleet",
-    "ideal_rollout_ratio",
     "migration_table",
     "run_scenario",
     "table4",
@@ -149,7 +149,7 @@ def run_scenario(
     sc = build_scenario(name, hw, definitions)
     group = sc.group
     eff_rollout, eff_train = group.effective_phases_s()
-    gpn = hw.node.gpus_per_node
+    gpn = group.node_capacity.gpus_per_node
     group_draws: list[list[IterationDraw]] = []
     plain_draws: list[list[IterationDraw]] = []
     requested_draws: list[list[IterationDraw]] = []
@@ -160,20 +160,25 @@ def run_scenario(
     shared = {n for n in group.rollout_node_ids if len(group.jobs_on("rollout", n)) > 1}
     for j, job in enumerate(sc.jobs):
         member = group.jobs[j].phases
-        base = phase_times(job, hw)
+        resolved = sc.resolved[j]
+        base = resolved.times
         in_group = replace(base, train_s=member.train_s,
                            train_max_s=member.worst_case().train_s)
         kwargs: dict[str, Any] = {"root_seed": seed, "total_iterations": iterations}
         migrates = cfg if shared.intersection(group.jobs[j].rollout_nodes) else off
-        group_draws.append(PhaseSampler(job, hw, config=migrates, times=in_group,
+        group_draws.append(PhaseSampler(resolved, config=migrates, times=in_group,
                                         **kwargs).table(iterations))
-        plain_draws.append(PhaseSampler(job, hw, config=off, times=in_group,
+        plain_draws.append(PhaseSampler(resolved, config=off, times=in_group,
                                         **kwargs).table(iterations))
-        requested_draws.append(PhaseSampler(job, hw, config=off, times=base,
+        requested_draws.append(PhaseSampler(resolved, config=off, times=base,
                                             **kwargs).table(iterations))
         r_extra.append(eff_rollout[j] - member.rollout_s)
         t_extra.append(eff_train[j] - member.train_s)
-        ratios.append(ideal_rollout_ratio(job, member.train_gpus, hw))
+        if math.isnan(sc.ideal_rollout_ratio[j]):
+            raise ValueError(f"scenario {name!r}: job {job.job_id!r} cannot run its rollout on "
+                             f"its {member.train_gpus} in-group {job.train_gpu_type} GPUs "
+                             f"(Table 4's ideal co-location)")
+        ratios.append(sc.ideal_rollout_ratio[j])
     r_pins = [job.rollout_nodes for job in group.jobs]
     t_pins = [job.train_nodes for job in group.jobs]
     frames = []
@@ -198,16 +203,6 @@ def run_scenario(
                                       for col in plain_draws])
     return ScenarioRun(sc, frames[0], frames[1], per_job[0], per_job[1], mean_solo(plain_draws),
                        mean_solo(requested_draws), ideal, ideal_rollout, np.array(ratios))
-
-
-def ideal_rollout_ratio(job: RLJob, h800_gpus: int, hw: Hardware) -> float:
-    """The ideal co-location's rollout time over the job's H20 rollout time (roofline).
-
-    Table 4's ideal runs every phase "on expensive H800 GPUs with zero network cost"
-    (paper sec. 6.2): the rollout moves to the job's ``h800_gpus`` training GPUs at the
-    speed :func:`rollmux.phasetimes.rollout_time_ratio` models for them.
-    """
-    return rollout_time_ratio(job, hw, job.train_gpu_type, h800_gpus)
 
 
 def table4(
@@ -400,11 +395,11 @@ def migration_table(
     data = load_microbench()
     rows: list[dict[str, Any]] = []
     for names in pairs:
-        jobs = [job_type(t, data, job_id=f"{t}{i}") for i, t in enumerate(names)]
-        draws = [PhaseSampler(j, hw, root_seed=seed, config=replace(cfg, migration=True),
+        jobs = [resolve(job_type(t, data, job_id=f"{t}{i}"), hw) for i, t in enumerate(names)]
+        draws = [PhaseSampler(j, root_seed=seed, config=replace(cfg, migration=True),
                               total_iterations=iterations).table(iterations) for j in jobs]
         flat = [d for col in draws for d in col]
-        times = [phase_times(j, hw) for j in jobs]
+        times = [j.times for j in jobs]
         rows.append({
             "pair": "+".join(names),
             "rollout_s": "/".join(f"{t.rollout_s:.0f}" for t in times),
@@ -412,7 +407,7 @@ def migration_table(
             "migrated_share": float(np.mean([d.migrated for d in flat])),
             "node_release_share": float(np.mean(
                 [d.rollout_node_s / (d.rollout_s - d.migration_overhead_s) for d in flat])),
-            "speedup": migration_speedup(jobs, hw, seed=seed, iterations=iterations,
+            "speedup": migration_speedup(jobs, seed=seed, iterations=iterations,
                                          config=cfg),
         })
     return pd.DataFrame(rows, columns=["pair", "rollout_s", "train_s", "migrated_share",

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from rollmux.calibration import reference_job
+from rollmux.anchors import reference_job
 from rollmux.experiments.metrics import metric_unit, metrics_frame
 from rollmux.hardware import GB, Hardware, load_hardware
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the model modules load scipy; import them where they are us
     from rollmux.group import CoExecutionGroup
 
 __all__ = [
+    "MICROBENCH_METRICS",
     "THEOREM1_IN_SCOPE",
     "bad_case",
     "group_status_examples",
@@ -41,6 +42,16 @@ __all__ = [
     "switch_table",
     "sync_table",
 ]
+
+#: The metrics of :func:`models_metrics` read from the simulated micro-benchmarks (phase
+#: times drawn with the seed: C14-C25); the others are deterministic.
+MICROBENCH_METRICS: tuple[str, ...] = (
+    *(f"throughput_ratio_{scenario}_{base}" for scenario in ("temporal", "train", "spatial")
+      for base in ("solod", "gavel", "verl")),
+    "iteration_overhead_vs_solo",
+    "iteration_slowdown_vs_ideal",
+    "migration_speedup",
+)
 
 THEOREM1_IN_SCOPE: tuple[str, ...] = (
     "a_one_rollout_one_train",
@@ -265,6 +276,7 @@ def migration_timeline(
     ``gpus`` (GPUs the row holds: the whole node, or the tail's GPUs).
     """
     from rollmux.jobtypes import job_type, load_microbench
+    from rollmux.model import resolve
     from rollmux.sim.stochastic import StochasticConfig, pair_tables, simulate_woven
 
     _check_iterations("iterations", iterations)
@@ -275,7 +287,7 @@ def migration_timeline(
     pins = [[0]] * len(jobs)
     frames = []
     for migration in (False, True):
-        tables = pair_tables(jobs, hw, seed=seed, iterations=iterations,
+        tables = pair_tables([resolve(job, hw) for job in jobs], seed=seed, iterations=iterations,
                              config=StochasticConfig(migration=migration))
         frame = simulate_woven(tables, pins, pins, gpus_per_node=gpn)
         gpus = [
@@ -381,23 +393,23 @@ def length_distribution(
     ``responses`` per iteration and ``expected_longest_tokens`` (the batch's expected
     maximum, which sets a tail-bound rollout).
     """
-    from rollmux.jobs import response_length_dist
     from rollmux.jobtypes import job_type, load_microbench
+    from rollmux.model import resolve
 
     _check_iterations("bins", bins, 2)
     hw = hw or load_hardware()
     data = load_microbench()
     hist, stats = [], []
     for name in job_types:
-        job = job_type(name, data)
-        dist = response_length_dist(job, hw)
+        resolved = resolve(job_type(name, data), hw)
+        dist = resolved.length_dist()
         edges = np.linspace(dist.min_tokens, dist.max_tokens, bins + 1)
         prob = np.diff(dist.cdf(edges))
         width_k = np.diff(edges) / 1000.0
         for lo, hi, p, w in zip(edges[:-1], edges[1:], prob, width_k, strict=True):
             hist.append({"job_type": name, "bin_lo": lo, "bin_hi": hi, "probability": p,
                          "density": p / w})
-        n = job.responses_per_iter(hw)
+        n = resolved.responses_per_iter
         stats.append({
             "job_type": name,
             "max_tokens": dist.max_tokens,

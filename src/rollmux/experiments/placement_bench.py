@@ -22,8 +22,9 @@ import numpy as np
 from rollmux.experiments.jobmix import production_mix
 from rollmux.group import CoExecutionGroup, node_capacity_from_hardware
 from rollmux.hardware import Hardware, load_hardware
+from rollmux.model import resolve
 from rollmux.phasetimes import phase_times
-from rollmux.placement.base import group_members, group_pools, job_profile
+from rollmux.placement.base import group_members, group_pools
 from rollmux.placement.registry import get_policy
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, apply, empty_snapshot
 
@@ -86,7 +87,7 @@ def bench_placement(
         t0 = time.perf_counter()
         phase_times(job, hw)  # uncached: what the one-shot profile costs in this model
         profile_ms.append((time.perf_counter() - t0) * 1e3)
-        job_profile(job, hw)
+        resolve(job, hw)
     latencies_ms, cpu_ms = [], []
     for job in arrivals:
         t0, c0 = time.perf_counter(), time.thread_time()

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "BY_WORKLOAD_COLUMNS",
     "CLAIMS",
     "FACTORS",
     "GAP_COLUMNS",
@@ -43,7 +44,9 @@ __all__ = [
     "burst_arrivals",
     "burst_to_peak",
     "gap_table",
+    "lengths_by_workload",
     "lengths_claims",
+    "slo_by_replay",
     "slo_readings",
     "solo_peak",
 ]
@@ -75,8 +78,8 @@ CLAIMS: tuple[str, ...] = ("C01", "C02", "C04", "C10", "C11", "C12", "C13")
 
 #: Columns of :func:`gap_table`.
 GAP_COLUMNS: tuple[str, ...] = (
-    "step", "setup", "factor", "source", "claim", "metric", "paper", "ours", "ours_over_paper",
-    "gap_closed", "note",
+    "step", "setup", "factor", "source", "claim", "metric", "paper", "ours", "ours_low",
+    "ours_high", "seeds", "ours_over_paper", "gap_closed", "note",
 )
 
 
@@ -174,6 +177,7 @@ class Step:
     production: pd.DataFrame
     slo_realised: float
     slo_reference: float
+    slo_by_seed: tuple[tuple[float, float], ...] = ()
 
 
 def gap_table(steps: Sequence[Step], ledger: pd.DataFrame) -> pd.DataFrame:
@@ -189,33 +193,41 @@ def gap_table(steps: Sequence[Step], ledger: pd.DataFrame) -> pd.DataFrame:
     base: dict[str, float] = {}
     for step in steps:
         metrics = production_metrics(step.production, step.name).set_index("metric")
+        seeds = sorted(set(step.production["seed"]))
+        per_seed = [production_metrics(step.production[step.production["seed"] == s],
+                                       step.name).set_index("metric")["value"]
+                    for s in seeds]
         for claim in CLAIMS:
             metric = str(by_id.at[claim, "metric"])
             paper = float(by_id.at[claim, "paper_value"])
             ours = float(metrics.at[metric, "value"])
+            spread = [float(m[metric]) for m in per_seed]
             base.setdefault(claim, ours)
-            rows.append(_row(step, claim, metric, paper, ours, base[claim],
+            rows.append(_row(step, claim, metric, paper, ours, spread, base[claim],
                              str(metrics.at[metric, "note"])))
-        for claim, metric, value, note in (
+        readings = step.slo_by_seed or ((step.slo_realised, step.slo_reference),)
+        for k, (claim, metric, value, note) in enumerate((
             ("C03", "slo_attainment_realised_rollmux", step.slo_realised,
              "RollMux's jobs within their SLO, realised over solo on the same draws (%)"),
             ("C03", "slo_attainment_reference_rollmux", step.slo_reference,
              "RollMux's jobs within their SLO over the worst-case solo estimate (%)"),
-        ):
+        )):
             paper = float(by_id.at[claim, "paper_value"])
             base.setdefault(metric, value)
-            rows.append(_row(step, claim, metric, paper, value, base[metric], note))
+            rows.append(_row(step, claim, metric, paper, value, [r[k] for r in readings],
+                             base[metric], note))
     return pd.DataFrame(rows, columns=list(GAP_COLUMNS))
 
 
-def _row(step: Step, claim: str, metric: str, paper: float, ours: float, base: float,
-         note: str) -> dict[str, Any]:
-    """One row of the table."""
+def _row(step: Step, claim: str, metric: str, paper: float, ours: float,
+         spread: Sequence[float], base: float, note: str) -> dict[str, Any]:
+    """One row of the table (``spread``: the value per seed)."""
     span = paper - base
     closed = (ours - base) / span if abs(span) > 1e-12 else math.nan
     return {"step": step.name, "setup": step.setup, "factor": step.factor,
             "source": step.source, "claim": claim, "metric": metric, "paper": paper,
-            "ours": ours, "ours_over_paper": ours / paper if paper else math.nan,
+            "ours": ours, "ours_low": min(spread), "ours_high": max(spread),
+            "seeds": len(spread), "ours_over_paper": ours / paper if paper else math.nan,
             "gap_closed": closed, "note": note}
 
 
@@ -225,13 +237,19 @@ def slo_readings(summaries: Mapping[str, Mapping[str, Any]]) -> tuple[float, flo
     ``summaries`` maps each replay folder to its summary.json and its policy (key
     ``policy``, added by the caller).
     """
-    mine = [s for s in summaries.values() if s.get("policy") == "rollmux"]
+    per_seed = slo_by_replay(summaries)
+    return (float(np.mean([r for r, _ in per_seed])),
+            float(np.mean([r for _, r in per_seed])))
+
+
+def slo_by_replay(summaries: Mapping[str, Mapping[str, Any]]) -> list[tuple[float, float]]:
+    """RollMux's (realised, reference) SLO attainment (%) of each of its replays."""
+    mine = [summaries[k] for k in sorted(summaries) if summaries[k].get("policy") == "rollmux"]
     if not mine:
         raise ValueError("no rollmux replay among the summaries")
-    realised = 100.0 * float(np.mean([s["slo_attainment_realised"] for s in mine]))
-    reference = 100.0 * float(np.mean([s.get("slo_attainment_reference",
-                                             s.get("slo_attainment")) for s in mine]))
-    return realised, reference
+    return [(100.0 * float(s["slo_attainment_realised"]),
+             100.0 * float(s.get("slo_attainment_reference", s.get("slo_attainment"))))
+            for s in mine]
 
 
 # --------------------------------------------------------------------------- lengths claims
@@ -282,3 +300,32 @@ def lengths_claims(ledger: pd.DataFrame, tolerances: Mapping[str, Any],
             row[f"holds_{name}"] = bool(verdict.holds)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(LENGTHS_COLUMNS))
+
+
+#: Columns of :func:`lengths_by_workload`.
+BY_WORKLOAD_COLUMNS: tuple[str, ...] = (
+    "workload", "jobs", "slo_met_realised_pct", "realised_over_worst_solo_median",
+    "slowdown_realised_median",
+)
+
+
+def lengths_by_workload(jobs: pd.DataFrame, workload_of: Mapping[str, str]) -> pd.DataFrame:
+    """RollMux's jobs with real lengths grouped by the workload that served them.
+
+    ``jobs``: the replays' jobs tables stacked (``job_id``, ``slo_met_realised``,
+    ``solo_iteration_realised_s``, ``solo_iteration_s``, ``slowdown_realised``);
+    ``workload_of``: each job id's workload (:meth:`rollmux.sim.lengths.LengthSource.
+    workload_for`). ``realised_over_worst_solo``: the job's realised solo iteration over
+    the worst-case solo estimate admission plans with.
+    """
+    frame = jobs.assign(
+        workload=[workload_of[str(j)] for j in jobs["job_id"]],
+        ratio=jobs["solo_iteration_realised_s"] / jobs["solo_iteration_s"],
+    )
+    rows = []
+    for name, part in frame.groupby("workload", sort=True):
+        rows.append({"workload": name, "jobs": len(part),
+                     "slo_met_realised_pct": 100.0 * float(part["slo_met_realised"].mean()),
+                     "realised_over_worst_solo_median": float(part["ratio"].median()),
+                     "slowdown_realised_median": float(part["slowdown_realised"].median())})
+    return pd.DataFrame(rows, columns=list(BY_WORKLOAD_COLUMNS))

@@ -49,7 +49,7 @@ import pandas as pd
 from rollmux.closedform import SECONDS_PER_HOUR
 from rollmux.experiments.metrics import METRIC_COLUMNS
 from rollmux.io import atomic_write
-from rollmux.phasetimes import phase_times
+from rollmux.model import resolve
 from rollmux.placement.regroup import migration_pause_s
 from rollmux.sim.drift import (
     TEMPLATES,
@@ -264,6 +264,10 @@ def template_curves(
     reach = parse_reach(drift_reach)
     if isinstance(model_sizes_b, str) or not model_sizes_b:
         raise ValueError(f"model_sizes_b must be a non-empty list, got {model_sizes_b!r}")
+    if hw is None:
+        from rollmux.hardware import load_hardware
+
+        hw = load_hardware()
     jobs = load_trace(trace, hw)
     frames = []
     for size in model_sizes_b:
@@ -273,7 +277,7 @@ def template_curves(
         if job is None:
             raise ValueError(f"model size {size!r} B: no job of that size in {trace}")
         for template in TEMPLATES:
-            sampler = PhaseSampler(job, hw, root_seed=seed, drift=template,
+            sampler = PhaseSampler(resolve(job, hw), root_seed=seed, drift=template,
                                    drift_reach=reach, total_iterations=iterations)
             cols = sampler.arrays(iterations)
             sync = float(sampler.times.sync_s)
@@ -568,7 +572,7 @@ def migration_table(runs: Iterable[RunRef], trace: str | Path, study: DriftStudy
         pause_s = sum(migration_pause_s(jobs[j].model_size_b) for j in moved)
         extra_s = 0.0
         for job_id in moved:
-            times = phase_times(jobs[job_id], hw_used)
+            times = resolve(jobs[job_id], hw_used).times
             extra_s += 2.0 * (times.cold_switch_s - times.warm_switch_s)
         span_h = float(run.summary()["span_h"])
         pause_h = pause_s / SECONDS_PER_HOUR

@@ -23,16 +23,11 @@ from typing import Any
 
 import pandas as pd
 
-from rollmux.calibration import to_markdown
+from rollmux.anchors import to_markdown
 from rollmux.hardware import Hardware, load_hardware, parameter_table
 from rollmux.jobs import RLJob
 from rollmux.jobtypes import job_type, load_microbench
-from rollmux.phasetimes import (
-    phase_times,
-    rollout_mem_gb_per_node,
-    rollout_shape,
-    train_mem_gb_per_node,
-)
+from rollmux.model import resolve
 
 __all__ = [
     "DEFAULT_TABLE2_LAYOUTS",
@@ -101,13 +96,13 @@ def table2_host_memory(
     for size, r_gpus, t_gpus in layouts:
         job = RLJob(job_id=f"t2-{size:g}b", model_size_b=float(size), max_response_tokens=8192,
                     rollout_gpus=int(r_gpus), train_gpus=int(t_gpus))
-        roll = rollout_mem_gb_per_node(job, hw)
-        train = train_mem_gb_per_node(job, hw)
+        resolved = resolve(job, hw)
+        roll, train = resolved.rollout_mem_gb, resolved.train_mem_gb
         rows.append({
             "model_size_b": float(size),
             "rollout_gpus": int(r_gpus),
             "train_gpus": int(t_gpus),
-            "rollout_tp": rollout_shape(job, hw).tensor_parallel,
+            "rollout_tp": resolved.shape.tensor_parallel,
             "rollout_gb_per_node": roll,
             "train_gb_per_node": train,
             "host_mem_gb": hw.node.host_mem_gb,
@@ -132,7 +127,7 @@ def table3_job_types(hw: Hardware | None = None) -> pd.DataFrame:
     rows = []
     for name, spec in data["job_types"].items():
         job = job_type(name, data)
-        pt = phase_times(job, hw)
+        pt = resolve(job, hw).times
         rows.append({
             "type": name,
             "description": str(spec.get("description", "")),

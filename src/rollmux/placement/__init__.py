@@ -10,17 +10,16 @@ from __future__ import annotations
 
 from rollmux.placement.base import (
     Decision,
-    JobProfile,
     NewNode,
     Placement,
     PlacementPolicy,
     Regrouping,
     Strategy,
-    job_profile,
 )
 from rollmux.placement.registry import (
     ENTRY_POINT_GROUP,
     PluginError,
+    builtin_policy_names,
     clear_registry,
     get_policy,
     policy_class,
@@ -47,7 +46,6 @@ __all__ = [
     "Decision",
     "GroupKind",
     "GroupState",
-    "JobProfile",
     "NewNode",
     "NodeState",
     "PlacedJob",
@@ -58,10 +56,10 @@ __all__ = [
     "Regrouping",
     "Strategy",
     "apply",
+    "builtin_policy_names",
     "clear_registry",
     "empty_snapshot",
     "get_policy",
-    "job_profile",
     "policy_class",
     "policy_names",
     "policy_options",

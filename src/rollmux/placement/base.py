@@ -18,24 +18,16 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from dataclasses import fields
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from rollmux.closedform import JobPhases, PoolSpec, job_phases_from_rljob, pools_from_hardware
+from rollmux.closedform import JobPhases, PoolSpec, pools_from_hardware
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
-from rollmux.memo import Memo
-from rollmux.phasetimes import (
-    PhaseTimes,
-    phase_times,
-    rollout_mem_gb_per_node,
-    train_mem_gb_per_node,
-)
+from rollmux.model.resolved import ResolvedJob, resolve
 from rollmux.placement.decisions import (
     Decision,
     GroupKind,
-    JobProfile,
     NewNode,
     Placement,
     Pool,
@@ -47,7 +39,6 @@ from rollmux.placement.snapshot import ClusterSnapshot, GroupState, PlacedJob
 
 __all__ = [
     "Decision",
-    "JobProfile",
     "NewNode",
     "Placement",
     "PlacementPolicy",
@@ -60,8 +51,6 @@ __all__ = [
     "group_members",
     "group_model",
     "group_pools",
-    "job_profile",
-    "member_phases",
     "new_group_placement",
     "node_price_usd_per_h",
     "profile_or_reason",
@@ -71,41 +60,13 @@ __all__ = [
 
 # --------------------------------------------------------------------------- job profiles
 
-# Fields of RLJob that do not change phase times or memory: jobs equal on all the
-# others share one profile (the phase model costs ~4 ms per call).
-_PROFILE_FREE_FIELDS = frozenset({"job_id", "slo", "arrival_s", "iterations", "workload"})
-_PROFILE_FIELDS = tuple(f.name for f in fields(RLJob) if f.name not in _PROFILE_FREE_FIELDS)
-_PROFILES: Memo[tuple[Hardware, tuple[Any, ...]], JobProfile] = Memo(
-    "rollmux.placement.base.job_profile", 50_000)
 
-
-def job_profile(job: RLJob, hw: Hardware) -> JobProfile:
-    """Phase times, nodes per pool and per-node host memory of ``job`` (memoised).
-
-    Raises ValueError (from the phase model) when the job cannot run on its GPUs, e.g.
-    an unknown GPU type or too few GPUs for its model's tensor parallelism.
-    """
-    key = (hw, tuple(getattr(job, name) for name in _PROFILE_FIELDS))
-    hit = _PROFILES.get(key)
-    if hit is not None:
-        return hit
-    gpn = hw.node.gpus_per_node
-    profile = JobProfile(
-        times=phase_times(job, hw),
-        rollout_nodes=math.ceil(job.rollout_gpus / gpn),
-        train_nodes=math.ceil(job.train_gpus / gpn),
-        rollout_mem_gb=rollout_mem_gb_per_node(job, hw),
-        train_mem_gb=train_mem_gb_per_node(job, hw),
-    )
-    return _PROFILES.put(key, profile)
-
-
-def profile_or_reason(job: RLJob, hw: Hardware) -> JobProfile | str:
-    """The job's profile, or why it fits no node (phase model error, host memory)."""
+def profile_or_reason(job: RLJob, hw: Hardware) -> ResolvedJob | str:
+    """The job resolved on ``hw``, or why it fits no node (phase model error, host memory)."""
     if not isinstance(job, RLJob):
         raise ValueError(f"job must be an RLJob, got {job!r}")
     try:
-        profile = job_profile(job, hw)
+        profile = resolve(job, hw)
     except ValueError as exc:
         return f"job {job.job_id!r} cannot run on its GPUs: {exc}"
     limit = hw.node.host_mem_gb
@@ -152,7 +113,7 @@ def node_price_usd_per_h(hw: Hardware, gpu_type: str) -> float:
 
 def new_group_placement(
     job: RLJob,
-    profile: JobProfile,
+    profile: ResolvedJob,
     snapshot: ClusterSnapshot,
     *,
     strategy: Strategy = Strategy.NEW_GROUP,
@@ -196,7 +157,7 @@ def new_group_placement(
 
 
 def feasible_nodes(
-    group: GroupState, snapshot: ClusterSnapshot, job: RLJob, profile: JobProfile
+    group: GroupState, snapshot: ClusterSnapshot, job: RLJob, profile: ResolvedJob
 ) -> tuple[list[str], list[str]]:
     """The group's rollout and training nodes of the job's GPU types with room for its state."""
     nodes = snapshot.nodes
@@ -211,14 +172,8 @@ def feasible_nodes(
     return roll_ok, train_ok
 
 
-def member_phases(job: RLJob, times: PhaseTimes, hw: Hardware, worst_case: bool) -> JobPhases:
-    """A job's phases as placement plans with them: worst-case (max tokens) or expected."""
-    phases = job_phases_from_rljob(job, hw, times)
-    return phases.worst_case() if worst_case else phases
-
-
 def group_member(placed: PlacedJob, phases: JobPhases) -> GroupJob:
-    """An admitted job as a group-model member with ``phases`` (from :func:`member_phases`)."""
+    """An admitted job as a group-model member with ``phases`` (its admission phases)."""
     return GroupJob(
         phases=phases,
         rollout_nodes=placed.rollout_nodes,
@@ -236,7 +191,7 @@ def group_members(
     """The group's jobs as group-model members (worst-case or expected phases), in order."""
     placed = [snapshot.jobs[j] for j in group.jobs]
     return tuple(
-        group_member(p, member_phases(p.job, p.times, snapshot.hw, worst_case)) for p in placed
+        group_member(p, p.resolved.admission_phases(worst_case)) for p in placed
     )
 
 
@@ -260,7 +215,7 @@ def group_model(group: GroupState, snapshot: ClusterSnapshot, worst_case: bool
     )
 
 
-def admissible_profile(job: RLJob, snapshot: ClusterSnapshot) -> JobProfile | Placement:
+def admissible_profile(job: RLJob, snapshot: ClusterSnapshot) -> ResolvedJob | Placement:
     """The job's profile, or a rejected decision if it fits no node or is already admitted.
 
     The common first step of every policy's ``place``.

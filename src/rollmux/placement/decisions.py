@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from rollmux.jobs import RLJob
-from rollmux.phasetimes import PhaseTimes
+from rollmux.model.resolved import ResolvedJob
 
 __all__ = [
     "Decision",
     "GroupKind",
-    "JobProfile",
     "NewNode",
     "Placement",
     "Pool",
@@ -45,7 +44,6 @@ class GroupKind(StrEnum):
     ASYNC = "async"  # one job on its own nodes, rollout overlapping training (async-solo-d)
 
 
-
 class Strategy(StrEnum):
     """How a job was admitted (the paper's admission mix uses the first three)."""
 
@@ -64,17 +62,6 @@ class NewNode:
     node_id: str
     pool: Pool
     gpu_type: str
-
-
-@dataclass(frozen=True, slots=True)
-class JobProfile:
-    """What placement needs of a job: phase times, nodes per pool, host memory per node."""
-
-    times: PhaseTimes
-    rollout_nodes: int
-    train_nodes: int
-    rollout_mem_gb: float
-    train_mem_gb: float
 
 
 @dataclass(frozen=True)
@@ -98,7 +85,7 @@ class Placement:
     marginal_cost_usd_per_h: float = 0.0
     new_group: bool = False
     group_kind: GroupKind = GroupKind.SHARED
-    profile: JobProfile | None = None
+    profile: ResolvedJob | None = None
     meta_iteration_s: float = math.nan
     node_orders: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     reason: str = ""

@@ -27,13 +27,12 @@ from dataclasses import replace
 from typing import Any
 
 from rollmux.jobs import RLJob
+from rollmux.model import ResolvedJob, resolve
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement.base import (
-    JobProfile,
     Placement,
     PlacementPolicy,
     admissible_profile,
-    job_profile,
     new_group_placement,
     node_price_usd_per_h,
     rejected,
@@ -103,16 +102,16 @@ class GavelPlusPolicy(PlacementPolicy):
         for gpu_type in types:
             hw.gpu(gpu_type)  # unknown names raise ValueError listing the valid ones
         budget = job.slo * profile.times.solo_iteration_max_s * (1.0 + REL_TOL)
-        ref_model = job_profile(_modelled(job), hw).times
+        ref_model = resolve(_modelled(job), hw).times
         allocations = [(job.rollout_gpu_type, profile.rollout_nodes, profile.train_nodes)]
         allocations += [(t, a, b) for t in types for a in self.node_counts
                         for b in self.node_counts]
-        best: tuple[tuple[float, int, float, int], JobProfile, str] | None = None
+        best: tuple[tuple[float, int, float, int], ResolvedJob, str] | None = None
         for index, (r_type, n_r, n_t) in enumerate(allocations):
             candidate = replace(_modelled(job), rollout_gpu_type=r_type, rollout_gpus=n_r * gpn,
                                 train_gpus=n_t * gpn)
             try:
-                model = job_profile(candidate, hw)
+                model = resolve(candidate, hw)
             except ValueError:
                 continue
             times = rescaled_times(profile.times, ref_model, model.times, job.sync_s is not None)
@@ -127,7 +126,9 @@ class GavelPlusPolicy(PlacementPolicy):
             )
             key = (cost, n_r + n_t, times.solo_iteration_max_s, index)
             if best is None or key < best[0]:
-                alloc = JobProfile(times, n_r, n_t, mem_r, mem_t)
+                # The job as allocated: the candidate's shape and GPU types, its times.
+                alloc = replace(replace(model, job=job).with_times(times),
+                                rollout_mem_gb=mem_r, train_mem_gb=mem_t)
                 best = (key, alloc, r_type)
         if best is None:
             return rejected(job, f"job {job.job_id!r}: no allocation meets its SLO")

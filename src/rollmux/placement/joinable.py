@@ -24,7 +24,8 @@ from typing import Literal, TypeVar
 from rollmux.group import CoExecutionGroup, GroupMetrics, GroupStatus
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
-from rollmux.placement.base import JobProfile, feasible_nodes, group_model
+from rollmux.model import ResolvedJob
+from rollmux.placement.base import feasible_nodes, group_model
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState
 
 __all__ = [
@@ -68,8 +69,9 @@ class _Entry:
 class GroupModels:
     """Group models of snapshot groups at one kind of phase times, cached per group state.
 
-    A :class:`GroupState` is immutable and a changed group is a new object, so the cache
-    key is the object's identity (checked, as ids can be reused after collection).
+    A :class:`GroupState` is immutable and a changed group is a new object: the cache keeps
+    one entry per group id, valid while it was built for that very state and hardware
+    (a value key, never ``id()``; see rollmux.memo).
     """
 
     def __init__(self, worst_case: bool) -> None:
@@ -77,17 +79,17 @@ class GroupModels:
         if not isinstance(worst_case, bool):
             raise ValueError(f"worst_case must be a bool, got {worst_case!r}")
         self.worst_case = worst_case
-        self._cache: dict[int, _Entry] = {}
+        self._cache: dict[str, _Entry] = {}
 
     def _entry(self, group: GroupState, snapshot: ClusterSnapshot) -> _Entry:
         """The cached entry of ``group`` (built on first use)."""
-        hit = self._cache.get(id(group))
+        hit = self._cache.get(group.group_id)
         if hit is not None and hit.group is group and hit.hw is snapshot.hw:
             return hit
         entry = _Entry(group, snapshot.hw, group_model(group, snapshot, self.worst_case))
         if len(self._cache) >= _CACHE_MAX:
             self._cache.clear()
-        self._cache[id(group)] = entry
+        self._cache[group.group_id] = entry
         return entry
 
     def model(self, group: GroupState, snapshot: ClusterSnapshot) -> CoExecutionGroup:
@@ -127,7 +129,7 @@ class Candidate:
 
 def joinable_groups(
     job: RLJob,
-    profile: JobProfile,
+    profile: ResolvedJob,
     snapshot: ClusterSnapshot,
     *,
     max_group_size: int,

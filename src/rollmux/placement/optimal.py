@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.model import resolve
 from rollmux.placement.base import (
     Decision,
     Placement,
@@ -26,7 +27,6 @@ from rollmux.placement.base import (
     Strategy,
     admissible_profile,
     check_max_group_size,
-    job_profile,
 )
 from rollmux.placement.optimum import ColumnCache, Partition, optimal_partition
 from rollmux.placement.optimum.partition import METHODS, Method
@@ -42,7 +42,7 @@ REL_TOL = 1e-9
 # are listed in (only which of several tied optima HiGHS returns does), and a regrouping
 # reorders the snapshot's jobs, so the next hour's re-solve of the same jobs lists them
 # in another order.
-SolveInput = tuple[frozenset[RLJob], Hardware, int, float | None, str]
+SolveInput = tuple[frozenset[RLJob], Hardware, int, float | None, str, float]
 
 
 def check_method(value: object) -> Method:
@@ -50,6 +50,15 @@ def check_method(value: object) -> Method:
     if value not in METHODS:
         raise ValueError(f"method = {value!r}: expected one of {', '.join(METHODS)}")
     return value  # type: ignore[return-value]
+
+
+def check_mip_gap(value: object) -> float:
+    """``mip_gap`` of an optimum policy: a number in [0, 0.05]; ValueError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+        0.0 <= value <= 0.05
+    ):
+        raise ValueError(f"mip_gap = {value!r}: expected a number in [0, 0.05]")
+    return float(value)
 
 
 def regrouping_from_partition(
@@ -104,7 +113,7 @@ def regrouping_from_partition(
                     marginal_cost_usd_per_h=plan.cost_usd_per_h if rank == 0 else 0.0,
                     new_group=rank == 0,
                     group_kind=GroupKind.SHARED,
-                    profile=job_profile(job, hw),
+                    profile=resolve(job, hw),
                     meta_iteration_s=plan.meta_iteration_s,
                 )
             )
@@ -132,17 +141,21 @@ def solve_regrouping(
     time_limit_s: float | None,
     stats: SolveStats | None = None,
     method: Method = "auto",
+    mip_gap: float = 0.0,
 ) -> Regrouping:
     """Re-solve the optimum over the snapshot's jobs (plus ``arrival``) as a Regrouping.
 
     With ``stats`` the solve reuses (and extends) ``stats.cache``, the columns of earlier
     solves, and is counted there (with its certified gap). ``method``: see
-    :func:`optimal_partition` (``"auto"``: exact where cheap, else certified).
+    :func:`optimal_partition` (``"auto"``: exact where cheap, else certified); ``mip_gap``
+    the relative gap at which the exact method's MILP may stop (its dual bound is kept).
     """
     jobs = [placed.job for placed in snapshot.jobs.values()]
     if arrival is not None:
         jobs.append(arrival)
-    key: SolveInput = (frozenset(jobs), snapshot.hw, max_group_size, time_limit_s, method)
+    key: SolveInput = (
+        frozenset(jobs), snapshot.hw, max_group_size, time_limit_s, method, mip_gap
+    )
     partition = None if stats is None else stats.last_partition(key)
     if partition is None:
         partition = optimal_partition(
@@ -152,6 +165,7 @@ def solve_regrouping(
             time_limit_s,
             cache=None if stats is None else stats.cache,
             method=method,
+            mip_gap=mip_gap,
         )
         if stats is not None:
             stats.record(key, partition)
@@ -258,21 +272,27 @@ class OptimalPolicy(PlacementPolicy):
     """Free regrouping to the minimum-cost partition at every arrival (a lower bound)."""
 
     name = "optimal"
-    options = frozenset({"max_group_size", "time_limit_s", "method"})
+    options = frozenset({"max_group_size", "time_limit_s", "method", "mip_gap"})
 
     def __init__(
-        self, max_group_size: int = 5, time_limit_s: float | None = None, method: Method = "auto"
+        self,
+        max_group_size: int = 5,
+        time_limit_s: float | None = None,
+        method: Method = "auto",
+        mip_gap: float = 0.0,
     ) -> None:
         """Set the group-size limit, the optimum's time budget per decision and its method.
 
         ``self.stats`` (:class:`SolveStats`) keeps the columns across decisions and counts
         the solves, among them those not proven optimal within ``time_limit_s``, and each
         decision's certified gap. ``method``: ``"auto"`` (exact where cheap, else
-        certified), ``"exact"`` or ``"certified"`` (:func:`optimal_partition`).
+        certified), ``"exact"`` or ``"certified"`` (:func:`optimal_partition`); ``mip_gap``
+        the relative gap at which the MILP may stop (0: proven optimal).
         """
         self.max_group_size = check_max_group_size(max_group_size)
         self.time_limit_s = time_limit_s
         self.method = check_method(method)
+        self.mip_gap = check_mip_gap(mip_gap)
         self.stats = SolveStats()
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Decision:
@@ -292,4 +312,5 @@ class OptimalPolicy(PlacementPolicy):
             self.time_limit_s,
             self.stats,
             self.method,
+            self.mip_gap,
         )

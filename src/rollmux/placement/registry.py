@@ -286,6 +286,11 @@ def policy_names() -> tuple[str, ...]:
     return tuple(sorted(_sources()))
 
 
+def builtin_policy_names() -> tuple[str, ...]:
+    """The policies shipped with rollmux, sorted (no plug-in, no process registration)."""
+    return tuple(sorted(_builtin_policies()))
+
+
 def policy_class(name: str) -> _Factory:
     """The class (or factory) of policy ``name``; ValueError lists the valid names."""
     sources = _sources()

@@ -21,7 +21,7 @@ from rollmux.placement.base import (
     Regrouping,
     check_max_group_size,
 )
-from rollmux.placement.optimal import SolveStats, check_method, solve_regrouping
+from rollmux.placement.optimal import SolveStats, check_method, check_mip_gap, solve_regrouping
 from rollmux.placement.optimum.partition import Method
 from rollmux.placement.rollmux import RollMuxPolicy
 from rollmux.placement.snapshot import ClusterSnapshot
@@ -57,7 +57,9 @@ class RegroupPolicy(PlacementPolicy):
     """RollMux between re-solves; hourly optimal regrouping with migration pauses."""
 
     name = "regroup"
-    options = frozenset({"regroup_interval_s", "max_group_size", "time_limit_s", "method"})
+    options = frozenset(
+        {"regroup_interval_s", "max_group_size", "time_limit_s", "method", "mip_gap"}
+    )
 
     def __init__(
         self,
@@ -65,13 +67,16 @@ class RegroupPolicy(PlacementPolicy):
         max_group_size: int = 5,
         time_limit_s: float | None = None,
         method: Method = "auto",
+        mip_gap: float = 0.0,
     ) -> None:
-        """Set the re-solve interval, the group-size limit, the optimum's time budget and
-        method (``"auto"``: exact where cheap, else certified; ``optimal_partition``)."""
+        """Set the re-solve interval, the group-size limit, the optimum's time budget,
+        method (``"auto"``: exact where cheap, else certified; ``optimal_partition``) and
+        the MILP's stopping gap (0: proven optimal)."""
         self.regroup_interval_s = _finite_positive("regroup_interval_s", regroup_interval_s)
         self.max_group_size = check_max_group_size(max_group_size)
         self.time_limit_s = time_limit_s
         self.method = check_method(method)
+        self.mip_gap = check_mip_gap(mip_gap)
         self.static = RollMuxPolicy(max_group_size=max_group_size)
         # Column cache across re-solves and solve counters (unproven solves among them).
         self.stats = SolveStats()
@@ -97,6 +102,7 @@ class RegroupPolicy(PlacementPolicy):
             self.time_limit_s,
             self.stats,
             self.method,
+            self.mip_gap,
         )
         current = snapshot.cost_usd_per_h()
         if decision.cost_usd_per_h < current * (1.0 - 1e-9):

@@ -46,9 +46,10 @@ from rollmux.closedform import JobPhases
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
-from rollmux.phasetimes import PhaseTimes
+from rollmux.model import ResolvedJob
+from rollmux.model.group import member_phases_s, steady_switch_s
+from rollmux.phases import training_occupancy_s
 from rollmux.placement.base import (
-    JobProfile,
     NewNode,
     Placement,
     PlacementPolicy,
@@ -56,7 +57,6 @@ from rollmux.placement.base import (
     admissible_profile,
     group_member,
     group_pools,
-    member_phases,
     new_group_placement,
     node_price_usd_per_h,
 )
@@ -71,23 +71,17 @@ from rollmux.placement.snapshot import (
     Pool,
 )
 
-__all__ = ["RollMuxPolicy", "admission_phases"]
+__all__ = ["RollMuxPolicy"]
 
 # Relative tolerance of SLO comparisons (the group model's REL_TOL).
 REL_TOL = 1e-9
 Objective = Literal["marginal-cost", "cost-weighted"]
 _STRATEGY_RANK = {Strategy.DIRECT_PACKING: 0, Strategy.ROLLOUT_SCALING: 1}
-_CACHE_MAX = 50_000
-
-
-def admission_phases(job: RLJob, profile: JobProfile, hw: Hardware, worst_case: bool) -> JobPhases:
-    """The job's phases used for admission: worst-case (max tokens) or expected."""
-    return member_phases(job, profile.times, hw, worst_case)
 
 
 @dataclass(frozen=True, slots=True)
 class _GroupSummary:
-    """Per-group quantities cached between decisions (keyed by the GroupState object)."""
+    """Per-group quantities kept between decisions (by the group index, per group state)."""
 
     members: tuple[GroupJob, ...]
     t_cycle_s: float
@@ -134,8 +128,6 @@ class _KnownMetas:
     already broke an SLO limit breaks it too (:meth:`refutes`), without a new max-plus run.
     """
 
-    group: GroupState
-    hw: Hardware
     exact: dict[JobPhases, float] = field(default_factory=dict)
     known: list[tuple[float, float, float, float]] = field(default_factory=list)
 
@@ -184,6 +176,10 @@ class _GroupIndex:
                           FrozenMap[str, PlacedJob]] | None = None
         self._slot_of: dict[str, int] = {}
         self._group_at: list[GroupState | None] = []
+        # Per slot: the open group's summary, and the exact meta-iterations of candidates
+        # tried on it, per pinning of the new job (both dropped when the group changes).
+        self._summary_at: list[_GroupSummary | None] = []
+        self._metas_at: list[dict[tuple[object, ...], _KnownMetas]] = []
         self._free_slots: list[int] = []
         self._type_code: dict[str, int] = {}
         self._train_code = np.full(0, -1, dtype=np.int64)  # -1: slot unused
@@ -209,9 +205,6 @@ class _GroupIndex:
                 if changed is not None and changed_nodes is not None and (
                     changed_jobs is not None
                 ):
-                    for job_id in changed_jobs:
-                        if job_id not in jobs:
-                            self._policy._members.pop(job_id, None)  # departed
                     for owners, keys in (((old_nodes, nodes), changed_nodes),
                                          ((old_jobs, jobs), changed_jobs)):
                         for key in keys:
@@ -246,14 +239,14 @@ class _GroupIndex:
         snapshot: ClusterSnapshot,
     ) -> None:
         """Re-examine one group whose state, nodes or jobs may have changed."""
-        if old is not None and old is not new:
-            self._policy._forget(old)
-        s = None if new is None else self._policy._open(new, snapshot)
         slot = self._slot_of.get(group_id)
+        s = None if new is None else self._policy._open(new, snapshot)
         if new is None or s is None:
             if slot is not None:
                 self._train_code[slot] = -1
                 self._group_at[slot] = None
+                self._summary_at[slot] = None
+                self._metas_at[slot] = {}
                 self._free_slots.append(slot)
                 del self._slot_of[group_id]
             return
@@ -262,7 +255,10 @@ class _GroupIndex:
             self._slot_of[group_id] = slot
         nodes = snapshot.nodes
         train = new.train_nodes
+        if self._group_at[slot] is not new:
+            self._metas_at[slot] = {}
         self._group_at[slot] = new
+        self._summary_at[slot] = s
         self._train_code[slot] = self._type_code.setdefault(s.train_type, len(self._type_code))
         self._load_bound[slot] = max(s.t_cycle_s, s.t_load_s)
         self._slack_tol[slot] = s.slack_s * (1.0 + REL_TOL)
@@ -276,6 +272,8 @@ class _GroupIndex:
         """A fresh slot at the end (the arrays double when full)."""
         slot = len(self._group_at)
         self._group_at.append(None)
+        self._summary_at.append(None)
+        self._metas_at.append({})
         if slot == len(self._train_code):
             grow = max(64, slot)
             self._train_code = np.concatenate([self._train_code, np.full(grow, -1, np.int64)])
@@ -284,8 +282,19 @@ class _GroupIndex:
                 setattr(self, name, np.concatenate([getattr(self, name), np.zeros(grow)]))
         return slot
 
+    def summary(self, group: GroupState) -> _GroupSummary:
+        """The summary of ``group``, an open group of the snapshot last synced."""
+        slot = self._slot_of[group.group_id]
+        s = self._summary_at[slot]
+        assert s is not None and self._group_at[slot] is group, "group not indexed"
+        return s
+
+    def metas(self, group: GroupState) -> dict[tuple[object, ...], _KnownMetas]:
+        """Exact meta-iterations tried on ``group`` (an indexed group), per new job's pins."""
+        return self._metas_at[self._slot_of[group.group_id]]
+
     def prefilter(
-        self, job: RLJob, profile: JobProfile, phases: JobPhases
+        self, job: RLJob, profile: ResolvedJob, phases: JobPhases
     ) -> list[GroupState]:
         """Open groups where the job may pass steps 1-3 (every group that can, maybe more)."""
         code = self._type_code.get(job.train_gpu_type)
@@ -294,7 +303,8 @@ class _GroupIndex:
         n = len(self._group_at)
         bound = job.slo * phases.solo_iteration_s * (1.0 + REL_TOL)
         loose = np.minimum(self._slack_tol[:n], bound) * (1.0 + _PREFILTER_REL)
-        own_train = phases.train_s + phases.sync_s + phases.warm_switch_s
+        own_train = training_occupancy_s(steady_switch_s(phases.times, shared=True),
+                                         phases.train_s, phases.sync_s)
         own_chain = max(phases.solo_iteration_s, phases.rollout_s + own_train)
         mask = (self._train_code[:n] == code) & (self._load_bound[:n] <= bound)
         mask &= own_chain <= loose
@@ -346,13 +356,8 @@ class RollMuxPolicy(PlacementPolicy):
         self.order_search = order_search
         self.objective: Objective = objective
         self.order_search_limit = order_search_limit
-        self._cache: dict[int, tuple[GroupState, Hardware, _GroupSummary]] = {}
-        # Admission phases of arriving jobs (reused when they become group members).
-        self._job_phases: dict[str, tuple[RLJob, PhaseTimes, Hardware, JobPhases]] = {}
-        # Group-model members by job id, valid while the job's PlacedJob and hw are the same.
-        self._members: dict[str, tuple[PlacedJob, Hardware, GroupJob]] = {}
-        # Exact meta-iterations of candidates, per (group, pins) (see _exact).
-        self._metas: dict[tuple[object, ...], _KnownMetas] = {}
+        # Per-group summaries and the candidates' exact meta-iterations live in the group
+        # index, slot by slot, and follow the snapshots with it (no memo by object id).
         self._index = _GroupIndex(self)
 
     # ------------------------------------------------------------------- summaries
@@ -365,7 +370,7 @@ class RollMuxPolicy(PlacementPolicy):
         """
         if group.kind is not GroupKind.SHARED or len(group.jobs) >= self.max_group_size:
             return None
-        s = self._summary(group, snapshot)
+        s = self._summarise(group, snapshot)
         if self.prune_saturated and s.saturated:
             return None
         slack_tol = s.slack_s * (1.0 + REL_TOL)
@@ -375,51 +380,12 @@ class RollMuxPolicy(PlacementPolicy):
             return None
         return s
 
-    def _forget(self, group: GroupState) -> None:
-        """Drop a replaced group's cached summary (only speed depends on the cache)."""
-        hit = self._cache.get(id(group))
-        if hit is not None and hit[0] is group:
-            del self._cache[id(group)]
-
-    def _summary(self, group: GroupState, snapshot: ClusterSnapshot) -> _GroupSummary:
-        """Cached per-group worst-case (or expected) quantities."""
-        hit = self._cache.get(id(group))
-        if hit is not None and hit[0] is group and hit[1] is snapshot.hw:
-            return hit[2]
-        summary = self._summarise(group, snapshot)
-        if len(self._cache) >= _CACHE_MAX:
-            self._cache.clear()
-        self._cache[id(group)] = (group, snapshot.hw, summary)
-        return summary
-
-    def _phases(self, job: RLJob, times: PhaseTimes, hw: Hardware) -> JobPhases:
-        """:func:`admission_phases` of a job, kept until it is a member of a group."""
-        hit = self._job_phases.get(job.job_id)
-        if hit is not None and hit[0] is job and hit[1] is times and hit[2] is hw:
-            return hit[3]
-        phases = member_phases(job, times, hw, self.worst_case)
-        if len(self._job_phases) >= _CACHE_MAX:
-            self._job_phases.clear()
-        self._job_phases[job.job_id] = (job, times, hw, phases)
-        return phases
-
-    def _member(self, job_id: str, snapshot: ClusterSnapshot) -> GroupJob:
-        """Job ``job_id`` as a group-model member (cached: a job joins one group once)."""
-        placed = snapshot.jobs[job_id]
-        hit = self._members.get(job_id)
-        if hit is not None and hit[0] is placed and hit[1] is snapshot.hw:
-            return hit[2]
-        member = group_member(placed, self._phases(placed.job, placed.times, snapshot.hw))
-        self._job_phases.pop(job_id, None)
-        if len(self._members) >= _CACHE_MAX:
-            self._members.clear()
-        self._members[job_id] = (placed, snapshot.hw, member)
-        return member
-
     def _summarise(self, group: GroupState, snapshot: ClusterSnapshot) -> _GroupSummary:
         """Compute a group's loads, chains and SLO slack under the admission estimates."""
         hw = snapshot.hw
-        members = tuple(self._member(job_id, snapshot) for job_id in group.jobs)
+        placed_jobs = [snapshot.jobs[job_id] for job_id in group.jobs]
+        members = tuple(group_member(p, p.resolved.admission_phases(self.worst_case))
+                        for p in placed_jobs)
         nodes = snapshot.nodes
         shared = {n for n in (*group.rollout_nodes, *group.train_nodes) if len(nodes[n].jobs) > 1}
         load: dict[str, float] = {}
@@ -431,18 +397,23 @@ class RollMuxPolicy(PlacementPolicy):
             # The snapshot's pins (node ids are str there; the group model accepts int too).
             placed = snapshot.jobs[job_id]
             p = m.phases
-            r_sw = p.warm_switch_s if shared.intersection(placed.rollout_nodes) else 0.0
-            t_sw = p.warm_switch_s if shared.intersection(placed.train_nodes) else 0.0
-            r_eff, t_eff = p.rollout_s + r_sw, p.train_s + p.sync_s + t_sw
+            # The group model's switches (rollmux.model.group): paid where a node of the
+            # phase is shared, and what each phase would pay once its node is shared.
+            r_sw = steady_switch_s(p.times, shared=not shared.isdisjoint(placed.rollout_nodes))
+            t_sw = steady_switch_s(p.times, shared=not shared.isdisjoint(placed.train_nodes))
+            sw = steady_switch_s(p.times, shared=True)
+            r_eff, t_eff = member_phases_s(
+                p.times, p.sync_s, rollout_shared=not shared.isdisjoint(placed.rollout_nodes),
+                train_shared=not shared.isdisjoint(placed.train_nodes))
             chain = r_eff + t_eff
             chains.append(chain)
             for pins, eff, base, extra_if_shared in (
-                (placed.rollout_nodes, r_eff, p.rollout_s, p.warm_switch_s - r_sw),
-                (placed.train_nodes, t_eff, p.train_s + p.sync_s, p.warm_switch_s - t_sw),
+                (placed.rollout_nodes, r_eff, p.rollout_s, sw - r_sw),
+                (placed.train_nodes, t_eff, p.train_s + p.sync_s, sw - t_sw),
             ):
                 for n in pins:
                     load[n] = load.get(n, 0.0) + eff
-                    shared_load[n] = shared_load.get(n, 0.0) + base + p.warm_switch_s
+                    shared_load[n] = shared_load.get(n, 0.0) + base + sw
                     chain_if_shared[n] = max(chain_if_shared.get(n, 0.0), chain + extra_if_shared)
             price_r = node_price_usd_per_h(hw, nodes[placed.rollout_nodes[0]].gpu_type)
             price_t = node_price_usd_per_h(hw, nodes[placed.train_nodes[0]].gpu_type)
@@ -467,8 +438,7 @@ class RollMuxPolicy(PlacementPolicy):
         profile = admissible_profile(job, snapshot)
         if isinstance(profile, Placement):
             return profile
-        hw = snapshot.hw
-        phases = self._phases(job, profile.times, hw)
+        phases = profile.admission_phases(self.worst_case)
         fallback_meta = phases.solo_iteration_s
         fallback = new_group_placement(job, profile, snapshot, meta_iteration_s=fallback_meta)
         candidates = self._candidates(job, profile, phases, snapshot)
@@ -484,7 +454,7 @@ class RollMuxPolicy(PlacementPolicy):
         return fallback
 
     def _candidates(
-        self, job: RLJob, profile: JobProfile, phases: JobPhases, snapshot: ClusterSnapshot
+        self, job: RLJob, profile: ResolvedJob, phases: JobPhases, snapshot: ClusterSnapshot
     ) -> list[_Candidate]:
         """Every candidate in an existing group that passes the cheap necessary conditions.
 
@@ -495,7 +465,9 @@ class RollMuxPolicy(PlacementPolicy):
         nodes = snapshot.nodes
         n_r, n_t = profile.rollout_nodes, profile.train_nodes
         mem_r, mem_t = profile.rollout_mem_gb, profile.train_mem_gb
-        r_j, t_j, sw_j = phases.rollout_s, phases.train_s + phases.sync_s, phases.warm_switch_s
+        # The switch the job pays where it shares a node (rollmux.model.group).
+        sw_j = steady_switch_s(phases.times, shared=True)
+        r_j, t_j = phases.rollout_s, phases.train_s + phases.sync_s
         bound_j = job.slo * phases.solo_iteration_s
         price_r = node_price_usd_per_h(hw, job.rollout_gpu_type)
         out: list[_Candidate] = []
@@ -503,7 +475,7 @@ class RollMuxPolicy(PlacementPolicy):
         for group in self._index.prefilter(job, profile, phases):
             if group.kind is not GroupKind.SHARED or len(group.jobs) >= self.max_group_size:
                 continue
-            s = self._summary(group, snapshot)
+            s = self._index.summary(group)
             if self.prune_saturated and s.saturated:
                 continue
             limit = min(s.slack_s, bound_j) * (1.0 + REL_TOL)
@@ -552,13 +524,13 @@ class RollMuxPolicy(PlacementPolicy):
     def _exact(
         self,
         job: RLJob,
-        profile: JobProfile,
+        profile: ResolvedJob,
         phases: JobPhases,
         snapshot: ClusterSnapshot,
         cand: _Candidate,
     ) -> Placement | None:
         """The placement if the group model's exact meta-iteration meets every SLO."""
-        s = self._summary(cand.group, snapshot)
+        s = self._index.summary(cand.group)
         hw = snapshot.hw
         # _slo_ok over the members and the new job (a GroupJob keeps float(slo), phases):
         # min(x_k) (1 + tol) == min(x_k (1 + tol)) in floating point (monotone rounding).
@@ -568,12 +540,12 @@ class RollMuxPolicy(PlacementPolicy):
         # on its SLO, so jobs of one shape trying one group reuse it. New rollout nodes hold
         # only the new job and the event graph numbers nodes by first use, not by id: their
         # count, not their ids, is what matters (the same floats, bit for bit).
-        key = (id(cand.group), cand.rollout_existing, cand.n_new_rollout, cand.train_nodes)
-        known = self._metas.get(key)
-        if known is None or known.group is not cand.group or known.hw is not hw:
-            if len(self._metas) >= _CACHE_MAX:
-                self._metas.clear()
-            known = self._metas[key] = _KnownMetas(cand.group, hw)
+        # The index keeps them per group state (a changed group starts afresh).
+        metas = self._index.metas(cand.group)
+        key = (cand.rollout_existing, cand.n_new_rollout, cand.train_nodes)
+        known = metas.get(key)
+        if known is None:
+            known = metas[key] = _KnownMetas()
         meta = known.exact.get(phases)
         if not self.order_search and (
             known.refutes(phases, limit) if meta is None else meta > limit
@@ -654,7 +626,7 @@ class RollMuxPolicy(PlacementPolicy):
     def _best_cost_weighted(
         self,
         job: RLJob,
-        profile: JobProfile,
+        profile: ResolvedJob,
         phases: JobPhases,
         snapshot: ClusterSnapshot,
         candidates: list[_Candidate],
@@ -676,7 +648,7 @@ class RollMuxPolicy(PlacementPolicy):
             placement = self._exact(job, profile, phases, snapshot, cand)
             if placement is None:
                 continue
-            s = self._summary(cand.group, snapshot)
+            s = self._index.summary(cand.group)
             before_meta = _group_meta(s, cand.group, snapshot)
             busy_before = s.busy_usd_per_h_s / before_meta
             busy_after = (s.busy_usd_per_h_s + own_busy) / placement.meta_iteration_s

@@ -26,12 +26,11 @@ from typing import Any
 from rollmux.closedform import JobPhases
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.jobs import RLJob
+from rollmux.model import ResolvedJob
 from rollmux.placement.base import (
-    JobProfile,
     Placement,
     group_members,
     group_pools,
-    member_phases,
 )
 from rollmux.placement.rollmux import REL_TOL, RollMuxPolicy, _Candidate
 from rollmux.placement.snapshot import ClusterSnapshot
@@ -69,7 +68,7 @@ class JoinAwareRollMux(RollMuxPolicy):
         self.join_wait_periods = float(join_wait_periods)
         self.expected_check = expected_check
 
-    def _exact(self, job: RLJob, profile: JobProfile, phases: JobPhases,
+    def _exact(self, job: RLJob, profile: ResolvedJob, phases: JobPhases,
                snapshot: ClusterSnapshot, cand: _Candidate) -> Placement | None:
         """Algorithm 1's exact check, then the join bound (and the expected reading)."""
         placement = super()._exact(job, profile, phases, snapshot, cand)
@@ -82,7 +81,7 @@ class JoinAwareRollMux(RollMuxPolicy):
             return placement
         hw = snapshot.hw
         group = cand.group
-        expected = member_phases(job, profile.times, hw, worst_case=False)
+        expected = profile.admission_phases(worst_case=False)
         members = group_members(group, snapshot, worst_case=False)
         new_job = GroupJob(
             phases=expected,

@@ -39,8 +39,8 @@ from typing import Any
 from rollmux.closedform import JobPhases
 from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.jobs import RLJob
+from rollmux.model import ResolvedJob
 from rollmux.placement.base import (
-    JobProfile,
     NewNode,
     Placement,
     PlacementPolicy,
@@ -50,9 +50,9 @@ from rollmux.placement.base import (
     group_pools,
     node_price_usd_per_h,
 )
-from rollmux.placement.rollmux import RollMuxPolicy, admission_phases
+from rollmux.placement.rollmux import RollMuxPolicy
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
-from rollmux.schedule.repeat import repeat_schedule
+from rollmux.schedule.repeat import PLANNER_SEARCH, repeat_schedule
 
 __all__ = ["RollMuxRepeatPolicy", "SchedulePlan", "plan_group"]
 
@@ -86,10 +86,10 @@ def plan_group(
     rollout_price_usd_per_h: float,
     train_price_usd_per_h: float,
     *,
-    max_multiplicity: int = 3,
-    exact_limit: int = 2_000,
-    local_evaluations: int = 200,
-    max_vectors: int | None = 48,
+    max_multiplicity: int = PLANNER_SEARCH["max_multiplicity"],
+    exact_limit: int = PLANNER_SEARCH["exact_limit"],
+    local_evaluations: int = PLANNER_SEARCH["local_evaluations"],
+    max_vectors: int | None = PLANNER_SEARCH["max_vectors"],
 ) -> SchedulePlan | None:
     """The highest cost-weighted-utilisation schedule meeting every member's SLO.
 
@@ -151,12 +151,12 @@ class RollMuxRepeatPolicy(PlacementPolicy):
 
     def __init__(
         self,
-        max_multiplicity: int = 3,
+        max_multiplicity: int = PLANNER_SEARCH["max_multiplicity"],
         rescue: bool = True,
         rescue_limit: int = 16,
-        exact_limit: int = 2_000,
-        local_evaluations: int = 200,
-        max_vectors: int | None = 48,
+        exact_limit: int = PLANNER_SEARCH["exact_limit"],
+        local_evaluations: int = PLANNER_SEARCH["local_evaluations"],
+        max_vectors: int | None = PLANNER_SEARCH["max_vectors"],
         **rollmux_options: Any,
     ) -> None:
         """Validate the options; ``rollmux_options`` go to the RollMux base policy."""
@@ -236,7 +236,7 @@ class RollMuxRepeatPolicy(PlacementPolicy):
             return decision  # one job alone: repeating it changes nothing
         group = snapshot.groups[decision.group_id]
         assert decision.profile is not None
-        phases = admission_phases(job, decision.profile, snapshot.hw, self.base.worst_case)
+        phases = decision.profile.admission_phases(self.base.worst_case)
         new_ids = [n.node_id for n in decision.new_nodes]
         model = self._group_model(group, snapshot, self._member(job, decision.profile, phases,
                                                                 decision.rollout_nodes,
@@ -249,7 +249,7 @@ class RollMuxRepeatPolicy(PlacementPolicy):
         return replace(decision, meta_iteration_s=plan.period_s, node_orders=plan.node_orders)
 
     @staticmethod
-    def _member(job: RLJob, profile: JobProfile, phases: JobPhases, rollout: Sequence[str],
+    def _member(job: RLJob, profile: ResolvedJob, phases: JobPhases, rollout: Sequence[str],
                 train: Sequence[str]) -> GroupJob:
         """The arriving job as a group member on the given nodes."""
         return GroupJob(
@@ -276,7 +276,7 @@ class RollMuxRepeatPolicy(PlacementPolicy):
         profile = decision.profile
         assert profile is not None
         hw = snapshot.hw
-        phases = admission_phases(job, profile, hw, self.base.worst_case)
+        phases = profile.admission_phases(self.base.worst_case)
         bound_job = self.max_multiplicity * job.slo * phases.solo_iteration_s
         n_r, n_t = profile.rollout_nodes, profile.train_nodes
         new_ids = snapshot.new_ids("R", n_r)

@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.model.resolved import ResolvedJob
 from rollmux.phases import order_multiplicities
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement.decisions import (
@@ -86,17 +87,34 @@ class NodeState:
 
 @dataclass(frozen=True, slots=True)
 class PlacedJob:
-    """An admitted job: its record, group, pinned nodes, phase times and resident state."""
+    """An admitted job: its record, group, pinned nodes and the job resolved on the hardware.
+
+    ``resolved`` holds its phase times and resident state per node (for a Gavel+ job, as
+    allocated); after a drifted re-profiling it is the drifted job's.
+    """
 
     job: RLJob
     group_id: str
     rollout_nodes: tuple[str, ...]
     train_nodes: tuple[str, ...]
-    times: PhaseTimes
-    rollout_mem_gb: float
-    train_mem_gb: float
+    resolved: ResolvedJob
     strategy: str = ""
     staleness: int = 0
+
+    @property
+    def times(self) -> PhaseTimes:
+        """Its phase times."""
+        return self.resolved.times
+
+    @property
+    def rollout_mem_gb(self) -> float:
+        """Host memory its resident state takes on each of its rollout nodes."""
+        return self.resolved.rollout_mem_gb
+
+    @property
+    def train_mem_gb(self) -> float:
+        """Host memory its resident state takes on each of its training nodes."""
+        return self.resolved.train_mem_gb
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,9 +396,7 @@ def _apply_placement(snapshot: ClusterSnapshot, p: Placement) -> ClusterSnapshot
         group_id=p.group_id,
         rollout_nodes=p.rollout_nodes,
         train_nodes=p.train_nodes,
-        times=p.profile.times,
-        rollout_mem_gb=p.profile.rollout_mem_gb,
-        train_mem_gb=p.profile.train_mem_gb,
+        resolved=p.profile,
         strategy=p.strategy.value,
         staleness=p.staleness,
     )

@@ -15,20 +15,18 @@ training-node count (Δ = their price). Ties: the slice left with the least slac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from rollmux.closedform import colocated_rollout_s, pools_from_hardware
+from rollmux.closedform import JobPhases, colocated_rollout_s, pools_from_hardware
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement.base import (
-    JobProfile,
     Placement,
     PlacementPolicy,
     Strategy,
     admissible_profile,
     check_max_group_size,
-    member_phases,
     new_group_placement,
     rejected,
 )
@@ -66,7 +64,7 @@ def snapshot_s(times: PhaseTimes, hw: Hardware) -> float:
 
 def slice_member(job: RLJob, times: PhaseTimes, hw: Hardware) -> SliceMember:
     """``job`` as a slice member (worst-case phases, the admission's conservative view)."""
-    phases = member_phases(job, times, hw, worst_case=True)
+    phases = JobPhases(times, job.rollout_gpus, job.train_gpus).worst_case()
     pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
     return SliceMember(
         rollout_s=colocated_rollout_s(phases, pools),
@@ -120,7 +118,9 @@ class TimeslicePolicy(PlacementPolicy):
             return rejected(job, f"job {job.job_id!r} needs {resident:g} GB of host memory per "
                                  f"node for its rollout and training state, more than a node "
                                  f"holds ({hw.node.host_mem_gb:g} GB)")
-        slice_profile = JobProfile(profile.times, 0, profile.train_nodes, 0.0, resident)
+        # As the slice holds it: no rollout node, both phases' state on its training nodes.
+        slice_profile = replace(profile, rollout_nodes=0, rollout_mem_gb=0.0,
+                                train_mem_gb=resident)
         me = slice_member(job, profile.times, hw)
         best: tuple[float, int, str] | None = None
         best_period = 0.0

@@ -8,7 +8,7 @@ cross-cluster weight sync. Only the training state is held in host memory.
 
 from __future__ import annotations
 
-from rollmux.closedform import job_phases_from_rljob, pools_from_hardware, verl
+from rollmux.closedform import verl
 from rollmux.jobs import RLJob
 from rollmux.placement.base import (
     Placement,
@@ -31,12 +31,10 @@ class VerlPolicy(PlacementPolicy):
 
     def place(self, job: RLJob, snapshot: ClusterSnapshot) -> Placement:
         """A co-located group of ``ceil(train_gpus / gpus_per_node)`` new training nodes."""
-        hw = snapshot.hw
         profile = admissible_profile(job, snapshot)
         if isinstance(profile, Placement):
             return profile
-        pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
-        metrics = verl(job_phases_from_rljob(job, hw, profile.times), pools)
+        metrics = verl(profile.phases, profile.pools)
         return new_group_placement(
             job,
             profile,

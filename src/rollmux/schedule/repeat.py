@@ -52,13 +52,17 @@ from rollmux.schedule.search import (
     _states,
 )
 
-__all__ = ["RepeatSchedule", "repeat_schedule"]
+__all__ = ["PLANNER_SEARCH", "RepeatSchedule", "repeat_schedule"]
 
 State = tuple[tuple[int, ...], ...]
 # Bellman-Ford sweeps spent on the lower-bound certificate before Howard's iteration:
 # schedules with repetitions rarely run at the simple bound, and a failed full
 # certificate costs as much as Howard (measured: 2x faster searches, same periods).
 CERTIFICATE_SWEEPS = 4
+#: The search settings ``rollmux-repeat`` plans a group with (its defaults,
+#: :class:`rollmux.placement.rollmux_repeat.RollMuxRepeatPolicy`).
+PLANNER_SEARCH: dict[str, int] = {"max_multiplicity": 3, "exact_limit": 2_000,
+                                  "local_evaluations": 200, "max_vectors": 48}
 
 
 @dataclass(frozen=True)

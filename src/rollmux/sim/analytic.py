@@ -10,10 +10,9 @@ when its remaining iterations run out. A group with a paused member (migration a
 regrouping, cold restart) does not progress until every member is ready (its orders wait
 for it).
 
-Effective phases (as in :mod:`rollmux.group`): rollout ``rollout_s`` plus a warm switch
-when any of the job's rollout nodes hosts another job; training ``train_s + sync_s`` plus
-a warm switch when any of its training nodes hosts another job. A veRL (co-located) job:
-``rollout_s * (n_r bw_r) / (n_t bw_t) + train_s + 2 warm_switch_s``, no sync.
+Effective phases and the period are the group model's
+(:func:`rollmux.model.group.member_phases_s`, :func:`rollmux.model.group.cycle`), as for
+placement's group metrics.
 """
 
 from __future__ import annotations
@@ -26,10 +25,9 @@ from typing import NamedTuple
 import pandas as pd
 
 from rollmux.hardware import Hardware
-from rollmux.phases import DeadlockError, order_multiplicities
+from rollmux.model.group import cycle, member_phases_s
+from rollmux.phases import DeadlockError, switch_paid, switch_s
 from rollmux.phasetimes import PhaseTimes
-from rollmux.schedule.graph import order_events, repeated_layout
-from rollmux.schedule.maxplus import period_of_event_graph
 from rollmux.sim.records import PHASE_RECORD_COLUMNS
 
 __all__ = [
@@ -120,22 +118,17 @@ def effective_phases_s(
 ) -> tuple[list[float], list[float]]:
     """Expected effective (rollout, training) durations of a group's members.
 
-    ``shared`` holds the serials of nodes that host more than one member.
+    ``shared`` holds the serials of nodes that host more than one member; each member's
+    phases are :func:`rollmux.model.group.member_phases_s`.
     """
     rollout, train = [], []
     for m in members:
-        t = m.times
-        if m.colocated:
-            # A hand-over to or from another job of a time slice: the phase's state is
-            # snapshotted at its end as well as restored at its start.
-            snap = m.handover_s if any(n in shared for n in m.train_nodes) else 0.0
-            rollout.append(t.rollout_s * m.coloc_ratio + t.warm_switch_s + snap)
-            train.append(t.train_s + t.warm_switch_s + snap)
-            continue
-        r_sw = t.warm_switch_s if any(n in shared for n in m.rollout_nodes) else 0.0
-        t_sw = t.warm_switch_s if any(n in shared for n in m.train_nodes) else 0.0
-        rollout.append(t.rollout_s + r_sw)
-        train.append(t.train_s + m.sync_s + t_sw)
+        r, t = member_phases_s(
+            m.times, m.sync_s, colocated=m.colocated, coloc_ratio=m.coloc_ratio,
+            rollout_shared=any(n in shared for n in m.rollout_nodes),
+            train_shared=any(n in shared for n in m.train_nodes), handover_s=m.handover_s)
+        rollout.append(r)
+        train.append(t)
     return rollout, train
 
 
@@ -194,28 +187,8 @@ def group_cycle(
     if n == 1 and members[0].staleness > 0:
         # Asynchronous: the rollout of the next iterations overlaps this training.
         return max(rollout[0], train[0]), [1]
-    r_nodes = {node for m in members for node in m.rollout_nodes}
-    if node_orders is None:
-        mult = [1] * n
-        sequences: dict[tuple[int, int], list[int]] = {}
-        for j, m in enumerate(members):
-            for node in m.rollout_nodes:
-                sequences.setdefault((0, node), []).append(j)
-        for j, m in enumerate(members):
-            for node in m.train_nodes:
-                sequences.setdefault((1, node), []).append(j)
-    else:
-        by_job = order_multiplicities(
-            node_orders, {j: (*m.rollout_nodes, *m.train_nodes) for j, m in enumerate(members)})
-        mult = [by_job[j] for j in range(n)]
-        sequences = {(0 if node in r_nodes else 1, node): list(order)
-                     for node, order in node_orders.items()}
-    offsets, durations, chains = repeated_layout(rollout, train, mult)
-    period = period_of_event_graph(
-        durations, chains, [0.0] * n,
-        [order_events(offsets, sequences[key], key[0] == 1) for key in sorted(sequences)],
-    )
-    return period, mult
+    return cycle(rollout, train, [m.rollout_nodes for m in members],
+                 [m.train_nodes for m in members], node_orders)
 
 
 def _iteration_share(rt: JobRuntime, in_flight: InFlight | None) -> float:
@@ -269,7 +242,8 @@ class AnalyticModel:
         pause = ready_s - t
         if not resident:
             # First phase on each pool reloads state from disk: a cold switch each.
-            pause += 2.0 * rt.times.cold_switch_s
+            pause += 2.0 * switch_s(switch_paid(True, rt.colocated, False),
+                                    rt.times.warm_switch_s, rt.times.cold_switch_s)
         self.ready_s[i] = t + max(0.0, pause)
         self.busy.setdefault(i, [0.0, 0.0])
         self.finished.discard(i)

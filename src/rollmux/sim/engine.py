@@ -32,6 +32,7 @@ import pandas as pd
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.memo import Memo
+from rollmux.model import resolve
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import (
     ClusterSnapshot,
@@ -44,7 +45,6 @@ from rollmux.placement import (
     apply,
     empty_snapshot,
     get_policy,
-    job_profile,
     policy_options,
     release,
 )
@@ -257,7 +257,7 @@ def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
         hit = _DRAWS.get(key)
         if hit is not None:
             return hit
-        sampler = PhaseSampler(job, hw, root_seed=seed, config=sconf, drift=template,
+        sampler = PhaseSampler(resolve(job, hw), root_seed=seed, config=sconf, drift=template,
                                drift_reach=config.drift_reach, times=times, lengths=source)
         draws = [sampler.sample(k) for k in range(job.iterations)]
         table = PhaseDraws(array("d", [d.rollout_s for d in draws]),
@@ -291,10 +291,9 @@ def default_profile_factory(hw: Hardware, config: SimConfig, seed: int,
     def drifted(job: RLJob, progress: float) -> RLJob:
         sampler = samplers.get(job.job_id)
         if sampler is None:
-            sampler = PhaseSampler(job, hw, root_seed=seed, config=sconf,
+            sampler = PhaseSampler(resolve(job, hw), root_seed=seed, config=sconf,
                                    drift=templates[job.job_id],
-                                   drift_reach=config.drift_reach,
-                                   times=job_profile(job, hw).times)
+                                   drift_reach=config.drift_reach)
             samplers[job.job_id] = sampler
         times = sampler.drifted_times(progress)
         if times is sampler.times:
@@ -318,7 +317,7 @@ def with_submitted_jobs(r: Regrouping, jobs: Mapping[str, RLJob], hw: Hardware
     for p in r.placements:
         job = jobs[p.job.job_id]
         if p.job is not job:
-            p = dataclasses.replace(p, job=job, profile=job_profile(job, hw))
+            p = dataclasses.replace(p, job=job, profile=resolve(job, hw))
         placements.append(p)
     return dataclasses.replace(r, placements=tuple(placements))
 
@@ -490,7 +489,7 @@ class _Driver:
         the one-shot profiler "at the job's configured maximum token limit" (sec. 4.2, 5): the
         worst-case rollout and training of its phase profile plus sync, on its own GPUs.
         """
-        times = job_profile(job, self.hw).times
+        times = resolve(job, self.hw).times
         sync = times.sync_flat_s if self.config.sync == "flat" else times.sync_s
         return times.rollout_max_s + times.train_max_s + sync
 
@@ -502,7 +501,7 @@ class _Driver:
         long responses is not counted as slowed down by them; with expected times (or
         before any iteration), the phase model's expected Solo-D iteration.
         """
-        times = job_profile(job, self.hw).times
+        times = resolve(job, self.hw).times
         sync = times.sync_flat_s if self.config.sync == "flat" else times.sync_s
         if self.draw_factory is None or done <= 0:
             return times.rollout_s + times.train_s + sync
@@ -678,7 +677,7 @@ class _Driver:
             drifted = self.profile_factory(job, progress)
             if drifted is not job:
                 placed = dataclasses.replace(placed, job=drifted,
-                                             times=job_profile(drifted, self.hw).times)
+                                             resolved=resolve(drifted, self.hw))
             jobs[job_id] = placed
         return dataclasses.replace(snap, jobs=jobs)
 

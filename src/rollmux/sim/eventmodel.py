@@ -27,12 +27,10 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from rollmux.phases import (
     DeadlockError,
-    Tail,
     appearances,
     node_release_s,
     order_multiplicities,
@@ -42,9 +40,21 @@ from rollmux.phases import (
     tail_gpus_per_node,
 )
 from rollmux.sim.analytic import InFlight, JobRuntime
+from rollmux.sim.eventstate import (
+    _OUT,
+    _ROLLING,
+    _TRAINING,
+    _WANTS_ROLLOUT,
+    _WANTS_TRAIN,
+    _Job,
+    _Node,
+    _resume_rollout,
+    _resume_train,
+)
+from rollmux.sim.phaserows import PHASE_FIELDS, PhaseRows
 from rollmux.sim.phasesink import PhaseSink
 from rollmux.sim.progress import PhaseDraws
-from rollmux.sim.records import PHASE_CODES, PHASE_RECORD_COLUMNS, POOL_CODES
+from rollmux.sim.records import PHASE_CODES, POOL_CODES
 
 __all__ = ["DeadlockError", "EventModel"]
 
@@ -56,214 +66,11 @@ _NODE_FREE, _ROLL_END, _TRAIN_END, _READY, _LEAVE = 0, 1, 2, 3, 4
 # The round of a finished job: every node passes over its slots.
 _NEVER = 1 << 62
 
-# Job states.
-_OUT, _WANTS_ROLLOUT, _WANTS_TRAIN, _ROLLING, _TRAINING = -1, 0, 1, 2, 3
-
 _ROLLOUT_POOL, _TRAIN_POOL = POOL_CODES["rollout"], POOL_CODES["train"]
 
-# The hot loop buffers five numbers per released phase in a flat list (its layout id,
-# iteration, start, end and work); every _BATCH_ROWS phases are expanded into one row
-# per node (the layout gives job, phase, pool, nodes and GPUs) and packed into a block of
-# _BLOCK_ROWS rows (about 40 MB). Blocks that large are memory-mapped by malloc, so the
-# memory of each block goes back to the system when the final table has copied it.
+# The hot loop buffers the released phases (rollmux.sim.phaserows) and flushes them every
+# _BATCH_ROWS phases.
 _BATCH_ROWS = 1 << 16
-_PHASE_FIELDS = 5  # numbers buffered per released phase
-_BLOCK_ROWS = 1 << 20
-_PHASE_DTYPE = np.dtype([
-    ("job", "<i4"), ("phase", "i1"), ("iteration", "<i4"), ("node", "<i4"), ("pool", "i1"),
-    ("start_s", "<f8"), ("end_s", "<f8"), ("work_s", "<f8"), ("gpus", "<i2"),
-])
-
-
-class _Node:
-    """One node: its cyclic order of jobs, where the order stands, and who holds it.
-
-    ``order[k]`` is a job and ``occurrence[k]`` which of that job's appearances in the
-    order slot ``k`` is (0 for its first); the node serves slot ``pos`` of round
-    ``round`` next. ``holder``: the job whose phase holds the node (None: free);
-    ``shared``: the node hosts more than one job; ``tails``: migrated tails holding a
-    share of its GPUs, (end time, share) (ended ones are dropped lazily); ``queue``: the
-    co-located (time-sliced) jobs waiting for it, first come first served.
-    """
-
-    __slots__ = ("holder", "occurrence", "order", "pool", "pos", "queue", "round", "serial",
-                 "shared", "tails")
-
-    def __init__(self, serial: int, pool: int) -> None:
-        """An empty node of ``pool`` (0 rollout, 1 training)."""
-        self.serial = serial
-        self.pool = pool
-        self.order: list[_Job] = []
-        self.occurrence: list[int] = []
-        self.pos = 0
-        self.round = 0
-        self.holder: _Job | None = None
-        self.shared = False
-        self.tails: list[Tail] = []
-        self.queue: list[_Job] = []
-
-
-class _Job:
-    """One admitted job: where it stands, its nodes, its phase constants and draws.
-
-    ``round``/``occurrence``: the round of its nodes' orders it is in and which of its
-    ``multiplicity`` appearances per round it runs next. ``start_s``/``switch_s``/
-    ``work_s``: the running phase; ``next_train_s``: the training time of the current
-    iteration (drawn with its rollout); ``tail_s``/``tail_gpus``: the current rollout's
-    migrated tail, running from ``tail_start_s`` to ``tail_end_s`` once it started (0
-    GPUs: no tail running; ``tail_layout``: its rows); ``tail_placements``: per tail size,
-    its row layout and the share of each node it holds (built once per size).
-    """
-
-    __slots__ = (
-        "busy_rollout_gpu_s",
-        "busy_train_gpu_s",
-        "carry",
-        "carry_from",
-        "carry_stamp",
-        "cold_left",
-        "cold_phase_switch_s",
-        "cold_switch_s",
-        "coloc_ratio",
-        "colocated",
-        "draws",
-        "epoch",
-        "expected_rollout_s",
-        "expected_train_s",
-        "handover_s",
-        "holding",
-        "index",
-        "iteration",
-        "multiplicity",
-        "next_train_s",
-        "nodes",
-        "occurrence",
-        "ready_s",
-        "rolled",
-        "rolling_k",
-        "rollout_gpus",
-        "rollout_gpus_per_node",
-        "rollout_layout",
-        "rollout_nodes",
-        "rollout_switch_s",
-        "round",
-        "stale_roll_start_s",
-        "staleness",
-        "start_s",
-        "state",
-        "switch_s",
-        "sync_s",
-        "tail_end_s",
-        "tail_gpus",
-        "tail_layout",
-        "tail_placements",
-        "tail_s",
-        "tail_start_s",
-        "target",
-        "train_gpus",
-        "train_layout",
-        "train_nodes",
-        "train_start_s",
-        "train_switch_s",
-        "warm_switch_s",
-        "work_s",
-    )
-
-    def __init__(self, index: int) -> None:
-        """A job that was never admitted (``add_job`` sets its fields)."""
-        self.index = index
-        self.epoch = 0  # incremented at each removal: its pending events become stale
-        self.state = _OUT
-        self.iteration = 0
-        self.target = 0
-        self.round = 0
-        self.occurrence = 0
-        self.multiplicity = 1
-        self.ready_s = 0.0
-        self.holding = False
-        self.draws: PhaseDraws | None = None
-        self.cold_left: set[int] = set()
-        self.nodes: tuple[_Node, ...] = ()
-        self.rollout_nodes: tuple[_Node, ...] = ()
-        self.train_nodes: tuple[_Node, ...] = ()
-        self.colocated = False
-        self.warm_switch_s = 0.0
-        self.cold_switch_s = 0.0
-        self.cold_phase_switch_s = 0.0
-        self.rollout_switch_s = 0.0
-        self.train_switch_s = 0.0
-        self.sync_s = 0.0
-        self.coloc_ratio = 1.0
-        self.handover_s = 0.0
-        # Asynchronous jobs (staleness > 0): rollouts completed, the running rollout's
-        # iteration (-1: none) and start, the running training's start.
-        self.staleness = 0
-        self.rolled = 0
-        self.rolling_k = -1
-        self.stale_roll_start_s = 0.0
-        self.train_start_s = -1.0
-        self.expected_rollout_s = 0.0
-        self.expected_train_s = 0.0
-        self.rollout_layout = -1
-        self.train_layout = -1
-        self.rollout_gpus = 0
-        self.train_gpus = 0
-        self.start_s = 0.0
-        self.switch_s = 0.0
-        self.work_s = 0.0
-        self.next_train_s = 0.0
-        self.rollout_gpus_per_node: tuple[int, ...] = ()
-        self.tail_s = 0.0
-        self.tail_gpus = 0
-        self.tail_start_s = 0.0
-        self.tail_end_s = 0.0
-        self.tail_layout = -1
-        self.tail_placements: dict[int, tuple[int, tuple[tuple[_Node, float], ...]]] = {}
-        self.busy_rollout_gpu_s = 0.0
-        self.busy_train_gpu_s = 0.0
-        # A free move's carried phase: the share of its next phase already done, and of
-        # the running phase that started from a carried share, the share and which
-        # (iteration, state) it belongs to.
-        self.carry = 0.0
-        self.carry_from = 0.0
-        self.carry_stamp = (-1, _OUT)
-
-    def next_key(self, pool: int) -> tuple[int, int]:
-        """(round, occurrence) of the job's next phase on a node of ``pool``."""
-        r, o = self.round, self.occurrence
-        st = self.state
-        if st < 0:
-            return r, o
-        ahead = st != _WANTS_ROLLOUT if pool == _ROLLOUT_POOL else st == _TRAINING
-        if not ahead:
-            return r, o
-        o += 1
-        return (r + 1, 0) if o == self.multiplicity else (r, o)
-
-
-def _resume_rollout(job: _Job, roll_s: float, node_s: float) -> tuple[float, float]:
-    """The rest of a rollout resumed with ``job.carry`` of it done: (rollout, node) times.
-
-    The node time is cut by the work done; a rollout carried past its node time (in its
-    migrated tail) runs the rest on the job's nodes.
-    """
-    share = job.carry
-    job.carry = 0.0
-    job.carry_from = share
-    job.carry_stamp = (job.iteration, _ROLLING)
-    rest_s = roll_s * (1.0 - share)
-    node_rest_s = node_s - roll_s * share
-    return rest_s, node_rest_s if node_rest_s > 0.0 else rest_s
-
-
-def _resume_train(job: _Job, train_s: float, sync_s: float) -> tuple[float, float]:
-    """The rest of a training (then sync) resumed with ``job.carry`` of it done."""
-    share = job.carry
-    job.carry = 0.0
-    job.carry_from = share
-    job.carry_stamp = (job.iteration, _TRAINING)
-    done_s = (train_s + sync_s) * share
-    return max(0.0, train_s - done_s), sync_s - max(0.0, done_s - train_s)
 
 
 class EventModel:
@@ -286,19 +93,12 @@ class EventModel:
         self.record_phases = record_phases
         self.jobs: list[_Job] = [_Job(i) for i in range(n_jobs)]
         self.nodes: dict[int, _Node] = {}
-        # Flat: layout id, iteration, start, end, work of each released phase in turn.
-        # (Extending by a short-lived tuple keeps no tuple alive: cheaper to build, to
-        # convert and to free, and no work for the cyclic garbage collector.)
-        self.rows: list[float] = []
-        # Phase layouts, one per phase kind of each admission (see _layout): job, phase
-        # code, pool code, number of nodes, offset into the flat node/GPU lists; and
-        # their numpy copies for _flush (rebuilt when layouts were added since).
-        self.lay_cols: tuple[list[int], ...] = ([], [], [], [], [])
-        self.lay_nodes: list[int] = []
-        self.lay_gpus: list[int] = []
-        self.lay_np: tuple[np.ndarray, ...] = ()
-        self.chunks: list[np.ndarray] = []
-        self.block_used = 0
+        # Released phases, buffered flat and packed into blocks of rows (or streamed to
+        # the sink); the hot path extends ``rows`` and flushes it (rollmux.sim.phaserows).
+        self.out = PhaseRows(sink)
+        self.rows = self.out.rows
+        self._layout = self.out.layout
+        self._flush = self.out.flush
         self._build_hot_path()
 
     # ------------------------------------------------------------------ membership
@@ -571,25 +371,6 @@ class EventModel:
 
     # ------------------------------------------------------------------ internals
 
-    def _layout(self, i: int, phase: int, pool: int, nodes: Sequence[int],
-                gpus: Sequence[int]) -> int:
-        """Register the rows a phase of job ``i`` on ``nodes`` writes; returns its id.
-
-        A released phase is buffered as its layout id plus its own times; _flush turns
-        it into one row per node, in the order of ``nodes``.
-        """
-        if len(nodes) != len(gpus):
-            raise ValueError("one GPU count per node expected")
-        jobs, phases, pools, counts, offsets = self.lay_cols
-        jobs.append(i)
-        phases.append(phase)
-        pools.append(pool)
-        counts.append(len(nodes))
-        offsets.append(len(self.lay_nodes))
-        self.lay_nodes.extend(nodes)
-        self.lay_gpus.extend(gpus)
-        return len(jobs) - 1
-
     def _push(self, t: float, kind: int, job: _Job) -> None:
         """Schedule an event of ``job`` (stale once the job's epoch changes)."""
         heapq.heappush(self.heap, (t, kind, next(self.counter), job, job.epoch))
@@ -625,7 +406,7 @@ class EventModel:
         """
         heap, rows = self.heap, self.rows
         put = rows.extend
-        batch_len = _BATCH_ROWS * _PHASE_FIELDS
+        batch_len = _BATCH_ROWS * PHASE_FIELDS
         counter = self.counter
         push = heapq.heappush
         record = self.record_phases
@@ -766,64 +547,6 @@ class EventModel:
         self._try = try_
         self._release = release
 
-    def _flush(self) -> None:
-        """Expand the buffered phases into rows; pack them into the current block.
-
-        Each buffered phase becomes one row per node of its layout, in the layout's node
-        order, so the rows are those the loop would have written one by one. Iterations
-        and layout ids are far below 2**53, so the float64 batch holds them exactly.
-        """
-        rows = self.rows
-        if not rows:
-            return
-        batch = np.fromiter(rows, dtype=np.float64, count=len(rows))
-        batch = batch.reshape(-1, _PHASE_FIELDS)
-        rows.clear()
-        jobs, phases, pools, counts, offsets = self.lay_cols
-        if not self.lay_np or len(self.lay_np[0]) != len(jobs):
-            self.lay_np = (
-                np.array(jobs, dtype=_PHASE_DTYPE["job"]),
-                np.array(phases, dtype=_PHASE_DTYPE["phase"]),
-                np.array(pools, dtype=_PHASE_DTYPE["pool"]),
-                np.array(counts, dtype=np.intp),
-                np.array(offsets, dtype=np.intp),
-                np.array(self.lay_nodes, dtype=_PHASE_DTYPE["node"]),
-                np.array(self.lay_gpus, dtype=_PHASE_DTYPE["gpus"]),
-            )
-        l_job, l_phase, l_pool, l_count, l_off, l_nodes, l_gpus = self.lay_np
-        lid = batch[:, 0].astype(np.intp)
-        n_rows = l_count[lid]
-        # The phase of each row, and the row's node: its layout's offset plus its rank
-        # among the phase's rows.
-        of_row = np.repeat(np.arange(len(lid)), n_rows)
-        first = np.cumsum(n_rows) - n_rows
-        at = l_off[lid][of_row] + (np.arange(len(of_row)) - first[of_row])
-        lid = lid[of_row]
-        flat = np.empty(len(of_row), dtype=_PHASE_DTYPE)
-        flat["job"] = l_job[lid]
-        flat["phase"] = l_phase[lid]
-        flat["iteration"] = batch[of_row, 1].astype(_PHASE_DTYPE["iteration"])
-        flat["node"] = l_nodes[at]
-        flat["pool"] = l_pool[lid]
-        flat["start_s"] = batch[of_row, 2]
-        flat["end_s"] = batch[of_row, 3]
-        flat["work_s"] = batch[of_row, 4]
-        flat["gpus"] = l_gpus[at]
-        del batch
-        if self.sink is not None:
-            self.sink.write(flat)
-            return
-        done = 0
-        while done < len(flat):
-            if not self.chunks or self.block_used == len(self.chunks[-1]):
-                self.chunks.append(np.empty(_BLOCK_ROWS, dtype=_PHASE_DTYPE))
-                self.block_used = 0
-            block = self.chunks[-1]
-            take = min(len(flat) - done, len(block) - self.block_used)
-            block[self.block_used:self.block_used + take] = flat[done:done + take]
-            self.block_used += take
-            done += take
-
     # ------------------------------------------------------------------ the loop
 
     def run_until(self, t_limit: float) -> list[tuple[int, float]]:
@@ -844,7 +567,7 @@ class EventModel:
         record = self.record_phases
         rows = self.rows
         put = rows.extend
-        batch_len = _BATCH_ROWS * _PHASE_FIELDS
+        batch_len = _BATCH_ROWS * PHASE_FIELDS
         count = 0
         try:
             while heap:
@@ -981,7 +704,7 @@ class EventModel:
         """One phase row of an asynchronous job (buffered like the hot path's)."""
         if self.record_phases:
             self.rows.extend((layout, k, start, end, work))
-            if len(self.rows) >= _BATCH_ROWS * _PHASE_FIELDS:
+            if len(self.rows) >= _BATCH_ROWS * PHASE_FIELDS:
                 self._flush()
 
     def _async_event(self, kind: int, job: _Job, t: float) -> bool:
@@ -1043,24 +766,7 @@ class EventModel:
     def phase_table(self) -> pd.DataFrame:
         """The per-phase table (columns :data:`PHASE_RECORD_COLUMNS`), rows in order of release.
 
-        Chunks are copied column by column into preallocated arrays and dropped as they
-        go, so the peak memory is one table plus one chunk. With a sink, the last rows
-        go to it and the table is empty.
+        With a sink, the last rows go to it and the table is empty
+        (:meth:`rollmux.sim.phaserows.PhaseRows.table`).
         """
-        self._flush()
-        chunks = self.chunks
-        if chunks:
-            chunks[-1] = chunks[-1][:self.block_used]
-        self.chunks = []
-        self.block_used = 0
-        total = sum(len(c) for c in chunks)
-        columns = {name: np.empty(total, dtype=_PHASE_DTYPE[name]) for name in PHASE_RECORD_COLUMNS}
-        at = 0
-        chunks.reverse()
-        while chunks:
-            chunk = chunks.pop()
-            for name in PHASE_RECORD_COLUMNS:
-                columns[name][at:at + len(chunk)] = chunk[name]
-            at += len(chunk)
-            del chunk
-        return pd.DataFrame(columns, columns=list(PHASE_RECORD_COLUMNS), copy=False)
+        return self.out.table()

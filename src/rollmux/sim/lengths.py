@@ -22,12 +22,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from rollmux.sim.drift import stable_job_hash
-from rollmux.traces.polytrace import Workload, read_lengths
+
+if TYPE_CHECKING:  # the reader (scipy's optimiser, yaml) loads only when a folder is read
+    from rollmux.traces.polytrace import Workload
 
 __all__ = ["LENGTHS_SALT", "STEP_CHUNK", "JobLengths", "LengthSource", "describe"]
 
@@ -75,6 +78,8 @@ class LengthSource:
     @classmethod
     def read(cls, path: str | Path) -> LengthSource:
         """The source of every workload under ``path`` (LengthsError on a bad file)."""
+        from rollmux.traces.polytrace import read_lengths
+
         return cls(read_lengths(path), label=Path(path).name)
 
     def names(self) -> list[str]:

@@ -31,9 +31,11 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy import special
 
-from rollmux.hardware import GB, Hardware, load_hardware
-from rollmux.jobs import RLJob, response_length_dist
-from rollmux.phasetimes import PhaseTimes, phase_times, rollout_shape
+from rollmux.jobs import ResponseLengthDist, RLJob
+from rollmux.model.group import steady_switch_s
+from rollmux.model.resolved import ResolvedJob
+from rollmux.phases import rollout_work_s, training_occupancy_s
+from rollmux.phasetimes import PhaseTimes
 from rollmux.schedule.eventsim import TIMELINE_COLUMNS, simulate, to_frame
 from rollmux.schedule.graph import build_schedule, round_robin_node_orders
 from rollmux.sim.drift import (
@@ -165,8 +167,7 @@ class RolloutCoefficients:
 class _Lengths:
     """Fast vectorised quantiles and clipped partial moments of a truncated lognormal."""
 
-    def __init__(self, job: RLJob, hw: Hardware) -> None:
-        dist = response_length_dist(job, hw)
+    def __init__(self, dist: ResponseLengthDist) -> None:
         self.mu, self.sigma = dist.mu, dist.sigma
         self.lo, self.hi = dist.min_tokens, dist.max_tokens
         self.mean = dist.mean()
@@ -230,7 +231,7 @@ class PhaseSampler:
     """
 
     job: RLJob
-    hw: Hardware
+    resolved: ResolvedJob
     config: StochasticConfig
     drift: DriftTemplate
     drift_reach: DriftReach
@@ -267,8 +268,7 @@ class PhaseSampler:
 
     def __init__(
         self,
-        job: RLJob,
-        hw: Hardware | None = None,
+        resolved: ResolvedJob,
         *,
         root_seed: int = 0,
         config: StochasticConfig | None = None,
@@ -278,9 +278,10 @@ class PhaseSampler:
         total_iterations: int | None = None,
         lengths: LengthSource | None = None,
     ) -> None:
-        """Resolve the job's shape and phase times and fit the rollout coefficients."""
-        if not isinstance(job, RLJob):
-            raise ValueError(f"job must be an RLJob, got {job!r}")
+        """Take the resolved job's shape and phase times and fit the rollout coefficients."""
+        if not isinstance(resolved, ResolvedJob):
+            raise ValueError(f"resolved must be a rollmux.model.ResolvedJob, got {resolved!r}")
+        job = resolved.job
         if isinstance(root_seed, bool) or not isinstance(root_seed, Integral) or root_seed < 0:
             raise ValueError(f"root_seed must be an integer >= 0, got {root_seed!r}")
         if not isinstance(drift, DriftTemplate):
@@ -288,10 +289,9 @@ class PhaseSampler:
         total = job.iterations if total_iterations is None else total_iterations
         if isinstance(total, bool) or not isinstance(total, Integral) or total < 1:
             raise ValueError(f"total_iterations must be an integer >= 1, got {total!r}")
-        hw = hw or load_hardware()
         config = config or StochasticConfig()
         self.job = job
-        self.hw = hw
+        self.resolved = resolved
         self.config = config
         if not isinstance(config, StochasticConfig):
             raise ValueError(f"config must be a StochasticConfig, got {config!r}")
@@ -299,17 +299,17 @@ class PhaseSampler:
         self.drift_reach = parse_reach(drift_reach)
         self.root_seed = int(root_seed)
         self.total_iterations = int(total)
-        times = times if times is not None else phase_times(job, hw)
+        times = times if times is not None else resolved.times
         if not isinstance(times, PhaseTimes):
             raise ValueError(f"times must be a PhaseTimes, got {times!r}")
         self.times = times
         self._hash = stable_job_hash(job.job_id)
-        self._lengths = _Lengths(job, hw)
-        shape = rollout_shape(job, hw)
+        self._lengths = _Lengths(resolved.length_dist())
+        shape = resolved.shape
         self.replicas = shape.replicas
         self.tensor_parallel = shape.tensor_parallel
         self.rollout_nodes = shape.nodes
-        self.responses = job.responses_per_iter(hw)
+        self.responses = resolved.responses_per_iter
         if self.responses < self.replicas:
             raise ValueError(
                 f"job {job.job_id!r}: {self.responses} responses cannot occupy "
@@ -319,11 +319,14 @@ class PhaseSampler:
         self._per_replica = np.array(
             [base + (1 if r < extra else 0) for r in range(self.replicas)], dtype=float
         )
-        self.prompt_tokens = float(job.resolved_prompt_tokens(hw))
+        self.prompt_tokens = float(resolved.prompt_tokens)
         self.expected_tokens = self.responses * self._lengths.mean
         self.max_tokens = self.responses * self._lengths.hi
         self._threshold_rank = math.ceil(config.migration_threshold * self.responses)
-        self._init_migration_constants()
+        self._kv_bytes_per_token = resolved.kv_bytes_per_token
+        self._kv_capacity = resolved.kv_capacity_bytes
+        self._nvlink_bytes_per_s = resolved.nvlink_bytes_per_s
+        self._intra_bytes_per_s = resolved.intra_bytes_per_s
         self._init_factor_tables()
         self.coefficients = self._calibrate()
         self._rng = np.random.default_rng([self.root_seed, self._hash])
@@ -337,29 +340,6 @@ class PhaseSampler:
             job.job_id, job.turns, self.root_seed, self._lengths.hi)
 
     # ------------------------------------------------------------------ model constants
-
-    def _fixed_s(self) -> float:
-        """Length-independent rollout time: prefill plus tool latency between turns."""
-        hw, job = self.hw, self.job
-        gpu = hw.gpu(job.rollout_gpu_type)
-        flops = self.tensor_parallel * gpu.bf16_tflops * 1e12 * hw.perf.prefill_mfu
-        prompts = job.resolved_prompts_per_iter(hw) / self.replicas
-        prefill_s = 2.0 * job.model_size_b * 1e9 * prompts * self.prompt_tokens / flops
-        return prefill_s + (job.turns - 1) * hw.workload.tool_latency_s_per_turn
-
-    def _init_migration_constants(self) -> None:
-        """KV bytes per token, KV capacity per replica and the tail's transfer bandwidth."""
-        hw, job = self.hw, self.job
-        gpu = hw.gpu(job.rollout_gpu_type)
-        self._kv_bytes_per_token = hw.perf.kv_kb_per_token_per_b * 1e3 * job.model_size_b
-        weights = hw.perf.weight_bytes_per_param * job.model_size_b * 1e9
-        self._kv_capacity = (
-            self.tensor_parallel * gpu.hbm_gb * GB * hw.perf.rollout_hbm_utilization - weights
-        )
-        # One node: replicas exchange KV over NVLink (per receiving GPU); several nodes:
-        # the intra-cluster fabric of the receiving node.
-        self._nvlink_bytes_per_s = hw.node.nvlink_gbps * GB
-        self._intra_bytes_per_s = hw.network.intra_bytes_per_s
 
     def _raw(self, rng: np.random.Generator, k: int) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Raw variates of ``k`` iterations: max uniforms, sum normals, threshold betas."""
@@ -441,7 +421,7 @@ class PhaseSampler:
             return float(np.mean(np.max(rho * tail_frac + (1.0 - rho) * work_frac, axis=1)))
 
         g0, g1 = g(0.0), g(1.0)
-        fixed = min(self._fixed_s(), 0.9 * expected)
+        fixed = min(self.resolved.rollout_fixed_s, 0.9 * expected)
         target = (expected - fixed) / (worst - fixed) if worst > fixed else 1.0
         exact = True
         if target > g1 and g1 < 1.0:
@@ -746,7 +726,7 @@ def simulate_woven(
         raise ValueError(f"order = {order!r}: expected a permutation of 0..{n - 1}")
     schedule = build_schedule(tables.node_s[0].tolist(), tables.train_s[0].tolist(), r_pins,
                               t_pins, round_robin_node_orders(r_pins, t_pins, perm))
-    records = simulate(schedule, iters, "static", rollout_s=tables.node_s.tolist(),
+    records = simulate(schedule, iters, rollout_s=tables.node_s.tolist(),
                        train_s=tables.train_s.tolist(), tail_s=tables.tail_s.tolist(),
                        tail_gpus=tables.tail_gpus.tolist(), gpus_per_node=int(gpus_per_node))
     frame = to_frame(records)
@@ -781,46 +761,48 @@ def steady_iteration_s(ends: FloatArray, skip: int | None = None) -> FloatArray:
 
 
 def pair_tables(
-    pair: Sequence[RLJob],
-    hw: Hardware | None = None,
+    pair: Sequence[ResolvedJob],
     *,
     seed: int = 0,
     iterations: int = 60,
     config: StochasticConfig | None = None,
 ) -> WovenTables:
-    """Per-iteration tables of jobs woven on one rollout node and one training node.
+    """Per-iteration tables of resolved jobs woven on one rollout node and one training node.
 
     Both nodes are shared, so every phase pays the job's warm switch; training also
     carries the sync and is rescaled to one training node (compute-bound).
     """
-    hw = hw or load_hardware()
-    gpn = hw.node.gpus_per_node
-    if isinstance(pair, RLJob) or len(pair) < 2:
-        raise ValueError(f"pair must hold at least two RLJobs, got {pair!r}")
-    ids = [job.job_id for job in pair]
+    if isinstance(pair, ResolvedJob) or len(pair) < 2:
+        raise ValueError(f"pair must hold at least two resolved jobs, got {pair!r}")
+    for resolved in pair:
+        if not isinstance(resolved, ResolvedJob):
+            raise ValueError(f"pair entries must be resolved jobs, got {resolved!r}")
+    ids = [resolved.job_id for resolved in pair]
     if len(set(ids)) != len(ids):
         raise ValueError(f"pair: job ids must differ, got {ids!r}")
     cols: list[list[IterationDraw]] = []
-    extra: list[tuple[float, float, float]] = []
-    for job in pair:
-        if not isinstance(job, RLJob):
-            raise ValueError(f"pair entries must be RLJobs, got {job!r}")
-        if rollout_shape(job, hw).nodes != 1:
+    extra: list[tuple[float, float]] = []
+    for resolved in pair:
+        job = resolved.job
+        if resolved.shape.nodes != 1:
             raise ValueError(f"job {job.job_id!r}: rollout_gpus={job.rollout_gpus} spans more "
                              f"than one rollout node")
-        times = phase_times(job, hw)
-        scale = job.train_gpus / gpn
+        times = resolved.times
+        scale = job.train_gpus / resolved.gpus_per_node
         times = replace(times, train_s=times.train_s * scale,
                         train_max_s=times.train_max_s * scale)
-        sampler = PhaseSampler(job, hw, root_seed=seed, config=config, times=times,
+        sampler = PhaseSampler(resolved, root_seed=seed, config=config, times=times,
                                total_iterations=iterations)
         cols.append(sampler.table(iterations))
-        extra.append((times.warm_switch_s, times.sync_s, times.warm_switch_s))
+        # Both nodes are shared: the group model's switch of a shared phase.
+        extra.append((steady_switch_s(times, shared=True), times.sync_s))
     rows = list(zip(*cols, strict=True))
-    node = [[d.rollout_node_s + extra[j][0] for j, d in enumerate(row)] for row in rows]
+    node = [[rollout_work_s(extra[j][0], d.rollout_node_s) for j, d in enumerate(row)]
+            for row in rows]
     tail = [[d.tail_s for d in row] for row in rows]
     gpus = [[d.tail_gpus for d in row] for row in rows]
-    train = [[d.train_s + extra[j][1] + extra[j][2] for j, d in enumerate(row)] for row in rows]
+    train = [[training_occupancy_s(extra[j][0], d.train_s, extra[j][1])
+              for j, d in enumerate(row)] for row in rows]
     return WovenTables(np.array(node), np.array(tail), np.array(gpus), np.array(train))
 
 
@@ -833,8 +815,7 @@ def _throughput_per_h(tables: WovenTables, rollout: Sequence[Sequence[int]],
 
 
 def migration_speedup(
-    pair: Sequence[RLJob],
-    hw: Hardware | None = None,
+    pair: Sequence[ResolvedJob],
     *,
     seed: int = 0,
     iterations: int = 60,
@@ -844,15 +825,14 @@ def migration_speedup(
 
     The same draws (same seed) feed both runs; only ``config.migration`` differs.
     """
-    hw = hw or load_hardware()
     cfg = config or StochasticConfig()
     on = replace(cfg, migration=True)
     off = replace(cfg, migration=False)
     n = len(pair)
     pins = [[0]] * n
-    gpn = hw.node.gpus_per_node
-    with_mig = _throughput_per_h(pair_tables(pair, hw, seed=seed, iterations=iterations,
-                                             config=on), pins, pins, gpn)
-    without = _throughput_per_h(pair_tables(pair, hw, seed=seed, iterations=iterations,
+    tables_on = pair_tables(pair, seed=seed, iterations=iterations, config=on)
+    gpn = pair[0].gpus_per_node
+    with_mig = _throughput_per_h(tables_on, pins, pins, gpn)
+    without = _throughput_per_h(pair_tables(pair, seed=seed, iterations=iterations,
                                             config=off), pins, pins, gpn)
     return with_mig / without

@@ -31,7 +31,8 @@ __all__ = ["cmd_theorem1", "cmd_theorem1_worst_case", "main", "register"]
 
 #: Ranges of the worst-case search's budget flags other than 1..COUNT_MAX (the schema's).
 _BUDGET_RANGES = {"max_multiplicity": (1, 4), "optimizer_generations": (0, COUNT_MAX),
-                  "polish_evaluations": (0, COUNT_MAX)}
+                  "polish_evaluations": (0, COUNT_MAX),
+                  "exhaustive_max_genomes": (0, 100 * COUNT_MAX)}
 
 
 def cmd_theorem1(args: argparse.Namespace) -> int:

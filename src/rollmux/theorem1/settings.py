@@ -45,6 +45,7 @@ class Budget:
     max_vectors: int | None = 12
     local_evaluations: int = 80
     exact_limit: int = 2_000
+    exhaustive_max_genomes: int = 1_500_000
 
     def __post_init__(self) -> None:
         """Validate every count (ValueError names the field)."""
@@ -53,7 +54,8 @@ class Budget:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} = {value!r}: expected an int >= 1")
-        for name in ("optimizer_generations", "polish_evaluations", "exact_limit"):
+        for name in ("optimizer_generations", "polish_evaluations", "exact_limit",
+                     "exhaustive_max_genomes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} = {value!r}: expected an int >= 0")
@@ -80,4 +82,6 @@ BUDGET_FLAGS: tuple[tuple[str, str, str], ...] = (
     ("--polish", "polish_evaluations", "compass-search evaluations per cell"),
     ("--vectors", "max_vectors", "multiplicity vectors searched per instance"),
     ("--local-evaluations", "local_evaluations", "periods per vector in the order local search"),
+    ("--exhaustive-max-genomes", "exhaustive_max_genomes",
+     "enumerate a cell whose domain has at most this many genomes (0: never)"),
 )

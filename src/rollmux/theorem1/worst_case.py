@@ -33,6 +33,21 @@ Search, per cell (deterministic for a seed):
 3. where the domain is small (``check``), exhaustive enumeration of every instance, to
    show that 1-2 reach the true maximum there.
 
+A cell whose whole domain has at most ``Budget.exhaustive_max_genomes`` genomes (every
+2-job cell at the default ``D = 9``) is not searched but enumerated
+(:mod:`rollmux.theorem1.exhaustive`: every instance bounded, the promising ones evaluated
+exactly, so the maximum is the domain's true one; ``method = exhaustive``). A searched
+cell (``method = search``) starts from the previous size's worst instance grown by a
+unit job and from the *ping-pong* instance of the family (an anchor job with unit jobs,
+the instance at which the supremum over all multiplicities is approached,
+:mod:`rollmux.theorem1.supremum`).
+
+Readings of every row (docs/theorem1.md, "Readings"): per-pool, aggregate and
+cost-weighted utilisation of round-robin and of the best schedule, and the best
+*both-pools* ratio ``min(U_R / U_R^RR, U_T / U_T^RR)`` of any schedule found on the
+instance (above 1: a schedule beats round-robin on both pools at once); exhaustive cells
+also carry the largest both-pools ratio over their whole domain.
+
 The inner best schedule is exact for small groups (exhaustive orders, proven bounds) and
 a heuristic above; every row carries the instance, the best schedule found (a witness:
 the ratio is achieved) and a proven upper bound on that instance's ratio
@@ -42,51 +57,39 @@ the ratio is achieved) and a proven upper bound on that instance's ratio
 from __future__ import annotations
 
 import contextlib
-import itertools
-from collections.abc import Callable, Iterator, Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
+from rollmux.schedule.graph import round_robin_schedule
 from rollmux.schedule.repeat import RepeatSchedule, repeat_schedule
-from rollmux.schedule.search import Objective
-from rollmux.theorem1.boundary import (
-    FAMILIES,
-    GENERATORS,
-    Instance,
-    t_cycle_s,
-    t_load_s,
-    unsaturate,
-)
+from rollmux.schedule.search import Objective, pool_utilisation, utilisation
+from rollmux.theorem1.boundary import FAMILIES, GENERATORS, Instance
+from rollmux.theorem1.domain import _PINS, Domain, Genome
 from rollmux.theorem1.settings import BUDGET_FLAGS, Budget
 
 __all__ = [
+    "BOTH_POOLS",
     "BUDGET_FLAGS",
     "CHECK_COLUMNS",
     "WORST_CASE_COLUMNS",
     "Budget",
     "Domain",
     "Genome",
+    "both_pools_gain",
     "cells",
     "check_table",
     "evaluate",
     "exhaustive_cell",
     "extend",
+    "genome_of",
     "search_cell",
     "worst_case_table",
 ]
 
-# Node subsets a job may be pinned to, per pool, by family: code -> node ids.
-_ONE: tuple[tuple[int, ...], ...] = ((0,),)
-_PINS: dict[str, tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]] = {
-    "a_one_rollout_one_train": (_ONE, _ONE),
-    "b_shared_train": (((0,), (1,), (2,)), _ONE),
-    "c_crossing": (((0,), (1,), (0, 1)), ((0,), (1,), (0, 1))),
-    "d_cost_weighted": (_ONE, _ONE),
-    "e_saturated": (((0,), (1,)), _ONE),
-}
-_SATURATED = frozenset({"e_saturated"})
 
 WORST_CASE_COLUMNS: tuple[str, ...] = (
     "family",
@@ -94,8 +97,9 @@ WORST_CASE_COLUMNS: tuple[str, ...] = (
     "n_jobs",
     "max_multiplicity",
     "max_duration_s",
+    "method",
     "ratio",
-    "upper_bound_ratio",
+    "instance_bound_ratio",
     "best_exact",
     "instance",
     "rr_period_s",
@@ -104,9 +108,26 @@ WORST_CASE_COLUMNS: tuple[str, ...] = (
     "best_utilisation",
     "best_multiplicity",
     "best_node_orders",
+    "rr_util_rollout",
+    "rr_util_train",
+    "rr_aggregate",
+    "rr_cost_weighted",
+    "best_util_rollout",
+    "best_util_train",
+    "best_aggregate",
+    "best_cost_weighted",
+    "both_pools_ratio",
+    "both_pools_multiplicity",
+    "domain_both_pools_ratio",
+    "domain_both_pools_instance",
+    "supremum_any_m",
+    "supremum_status",
     "found_by",
     "n_instances",
+    "n_domain",
 )
+#: The both-pools reading: ``min(U_R / U_R^RR, U_T / U_T^RR)`` of a schedule.
+BOTH_POOLS = "both_pools"
 CHECK_COLUMNS: tuple[str, ...] = (
     "family",
     "objective",
@@ -140,126 +161,9 @@ def cells(families: Sequence[str] = FAMILIES) -> list[tuple[str, Objective]]:
     return out
 
 
-# --------------------------------------------------------------------------- domains
-
-
-@dataclass(frozen=True)
-class Genome:
-    """One point of a domain: anchor, pin codes per job and pool, integer durations."""
-
-    anchor: int
-    rollout_codes: tuple[int, ...]
-    train_codes: tuple[int, ...]
-    values: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Domain:
-    """The integer instances of one family with ``n_jobs`` jobs and durations up to ``D``."""
-
-    family: str
-    n_jobs: int
-    max_duration_s: int
-
-    def __post_init__(self) -> None:
-        """Validate the family, the job count and the duration range."""
-        if self.family not in _PINS:
-            raise ValueError(f"family {self.family!r}: expected one of {', '.join(FAMILIES)}")
-        for name, value, low in (("n_jobs", self.n_jobs, 2), ("max_duration_s",
-                                                              self.max_duration_s, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name} = {value!r}: expected an int >= {low}")
-
-    @property
-    def saturated(self) -> bool:
-        """Whether the family is the saturated one (``T_load > T_cycle``)."""
-        return self.family in _SATURATED
-
-    @property
-    def n_codes(self) -> tuple[int, int]:
-        """Number of pin choices per job in the rollout and the training pool."""
-        r, t = _PINS[self.family]
-        return len(r), len(t)
-
-    def value_bounds(self) -> list[tuple[int, int]]:
-        """Inclusive bounds of the integer durations a genome carries.
-
-        Unsaturated: the other jobs' rollouts and trainings (``1..D``), then the anchor's
-        extra rollout and training (``0..D``). Saturated: every rollout and training.
-        """
-        d = self.max_duration_s
-        if self.saturated:
-            return [(1, d)] * (2 * self.n_jobs)
-        return [(1, d)] * (2 * (self.n_jobs - 1)) + [(0, d), (0, d)]
-
-    def decode(self, genome: Genome) -> Instance | None:
-        """The instance of ``genome``, or ``None`` when it lies outside the family."""
-        r_pins_of, t_pins_of = _PINS[self.family]
-        n = self.n_jobs
-        r_pins = tuple(r_pins_of[c] for c in genome.rollout_codes)
-        t_pins = tuple(t_pins_of[c] for c in genome.train_codes)
-        if self.family == "c_crossing" and (
-            {x for p in t_pins for x in p} != {0, 1} or not _connected(r_pins, t_pins)
-        ):
-            return None
-        v = [float(x) for x in genome.values]
-        if self.saturated:
-            r, t = tuple(v[:n]), tuple(v[n:])
-            if t_load_s(r, t, r_pins, t_pins) <= t_cycle_s(r, t):
-                return None
-            return Instance(r, t, r_pins, t_pins)
-        others = [j for j in range(n) if j != genome.anchor]
-        r_base = [1.0] * n
-        t_base = [1.0] * n
-        for i, j in enumerate(others):
-            r_base[j] = v[i]
-            t_base[j] = v[n - 1 + i]
-        r, t = unsaturate(r_base, t_base, r_pins, t_pins, genome.anchor, v[-2], v[-1])
-        return Instance(r, t, r_pins, t_pins)
-
-    def genomes(self) -> Iterator[Genome]:
-        """Every genome of the domain (the exhaustive enumeration)."""
-        n = self.n_jobs
-        n_r, n_t = self.n_codes
-        anchors = [0] if self.saturated else list(range(n))
-        ranges = [range(lo, hi + 1) for lo, hi in self.value_bounds()]
-        for anchor in anchors:
-            for r_codes in itertools.product(range(n_r), repeat=n):
-                for t_codes in itertools.product(range(n_t), repeat=n):
-                    for values in itertools.product(*ranges):
-                        yield Genome(anchor, r_codes, t_codes, values)
-
-
-def _connected(r_pins: Sequence[tuple[int, ...]], t_pins: Sequence[tuple[int, ...]]) -> bool:
-    """Whether every job is linked to every other through shared nodes (one group, not two)."""
-    n = len(r_pins)
-    reached = {0}
-    frontier = [0]
-    while frontier:
-        a = frontier.pop()
-        for b in range(n):
-            if b not in reached and (set(r_pins[a]) & set(r_pins[b])
-                                     or set(t_pins[a]) & set(t_pins[b])):
-                reached.add(b)
-                frontier.append(b)
-    return len(reached) == n
-
-
-def canonical(instance: Instance) -> str:
-    """The instance with each pool's nodes renumbered by first use (same ratio), compact."""
-
-    def relabel(pins: Sequence[tuple[int, ...]]) -> tuple[tuple[int, ...], ...]:
-        order: dict[int, int] = {}
-        for p in pins:
-            for x in p:
-                order.setdefault(x, len(order))
-        return tuple(tuple(sorted(order[x] for x in p)) for p in pins)
-
-    return Instance(instance.rollout_s, instance.train_s, relabel(instance.rollout_node),
-                    relabel(instance.train_node)).compact()
-
-
 # --------------------------------------------------------------------------- evaluation
+
+
 
 
 @dataclass(frozen=True)
@@ -268,7 +172,7 @@ class Evaluation:
 
     instance: Instance
     ratio: float
-    upper_bound_ratio: float
+    instance_bound_ratio: float
     best: RepeatSchedule
 
 
@@ -277,8 +181,11 @@ def evaluate(
 ) -> Evaluation:
     """Best schedule found / round-robin for ``instance`` (with a proven upper bound).
 
-    ``min_gain``: only look for ratios above it (see
-    :func:`rollmux.schedule.repeat.repeat_schedule`); an adversary passes its best so far.
+    The bound (``instance_bound_ratio``) holds for this instance and multiplicities
+    ``1..budget.max_multiplicity`` only: Theorem B's programme with ``y_a <= M y_b``, or
+    the exhaustive search where it closed every vector. ``min_gain``: only look for
+    ratios above it (see :func:`rollmux.schedule.repeat.repeat_schedule`); an adversary
+    passes its best so far.
     """
     best = repeat_schedule(
         instance.rollout_s,
@@ -496,9 +403,10 @@ def _search(
     final = evaluate(tracker.best.instance, objective, wider)
     if final.ratio < tracker.best.ratio * (1.0 - REL_TOL):
         final = Evaluation(final.instance, tracker.best.ratio,
-                           min(final.upper_bound_ratio, tracker.best.upper_bound_ratio),
+                           min(final.instance_bound_ratio, tracker.best.instance_bound_ratio),
                            tracker.best.best)
-    row = _row(domain, objective, budget, final, tracker.found_by, len(tracker.cache))
+    row = _row(domain, objective, budget, final, tracker.found_by, len(tracker.cache),
+               "search")
     return row, tracker.best_genome
 
 
@@ -530,18 +438,93 @@ def _orders_text(best: RepeatSchedule) -> str:
     )
 
 
+def _readings(instance: Instance, best: RepeatSchedule) -> dict[str, float]:
+    """Per-pool, aggregate and cost-weighted utilisation of round-robin and of ``best``."""
+    rr = round_robin_schedule(instance.rollout_s, instance.train_s, instance.rollout_node,
+                              instance.train_node)
+    out: dict[str, float] = {}
+    for name, schedule, period in (("rr", rr, best.round_robin_period_s),
+                                   ("best", best.schedule, best.period_s)):
+        pools = pool_utilisation(schedule, period)
+        out[f"{name}_util_rollout"] = pools["R"]
+        out[f"{name}_util_train"] = pools["T"]
+        out[f"{name}_aggregate"] = utilisation(schedule, period, "aggregate")
+        out[f"{name}_cost_weighted"] = utilisation(schedule, period, "cost_weighted")
+    return out
+
+
+@dataclass(frozen=True)
+class BothPools:
+    """The best both-pools ratio ``min_pool U_pool / U_pool^RR`` found on one instance."""
+
+    ratio: float
+    multiplicity: tuple[int, ...]
+    period_s: float
+    exact: bool
+
+
+def both_pools_gain(instance: Instance, max_multiplicity: int, exact_limit: int = 20_000,
+                    local_evaluations: int = 80) -> BothPools:
+    """The schedule maximising ``min(U_R / U_R^RR, U_T / U_T^RR)`` (above 1: beats both pools).
+
+    For a multiplicity vector ``m`` the ratio is ``min_pool busy_pool(m) / busy_pool(1)``
+    times ``P_RR / P(m)``, so the shortest period per vector decides: vectors by
+    decreasing bound (Lemma 1's ``LB(m)`` in place of ``P(m)``), orders exhaustive up to
+    ``exact_limit`` states (else local search, ``exact`` False), stopping when no vector
+    left can beat the best. Round-robin itself scores 1.
+    """
+    from rollmux.schedule.bounds import pair_caps, period_lower_bounds_s
+    from rollmux.schedule.repeat import _best_orders, _Evaluator, _restrict
+    from rollmux.schedule.search import _make_group, _multiplicity_vectors
+
+    group = _make_group(instance.rollout_s, instance.train_s, instance.rollout_node,
+                        instance.train_node)
+    n = group.n_jobs
+    ones = (1,) * n
+    rr_period = _Evaluator(group, ones).period(_restrict(group, list(range(n))))
+    base = group.busy_by_pool(ones)
+    vectors = _multiplicity_vectors(group, max_multiplicity, True)
+    lbs = period_lower_bounds_s(group, np.asarray(vectors), pair_caps(group))
+    scored = []
+    for mult, lb in zip(vectors, lbs.tolist(), strict=True):
+        busy = group.busy_by_pool(mult)
+        factor = min(busy[p] / base[p] for p in base if base[p] > 0)
+        scored.append((-factor * rr_period / lb, sum(mult), mult, factor, lb))
+    scored.sort()
+    best = BothPools(1.0, ones, rr_period, True)
+    exact = True
+    rng = np.random.default_rng(0)
+    for neg_bound, _, mult, factor, lb in scored:
+        if -neg_bound <= best.ratio * (1.0 + REL_TOL):
+            break
+        _, period, proven, _ = _best_orders(group, mult, lb, exact_limit, local_evaluations,
+                                            4, rng)
+        exact = exact and proven
+        if math.isfinite(period) and factor * rr_period / period > best.ratio * (1.0 + REL_TOL):
+            best = BothPools(factor * rr_period / period, tuple(mult), period, True)
+    return replace(best, exact=exact)
+
+
 def _row(domain: Domain, objective: Objective, budget: Budget, result: Evaluation,
-         found_by: str, n_instances: int) -> dict[str, object]:
+         found_by: str, n_instances: int, method: str,
+         n_domain: int | None = None,
+         domain_both: tuple[float, str] | None = None) -> dict[str, object]:
     """One row of :data:`WORST_CASE_COLUMNS`."""
+    from rollmux.theorem1.supremum import supremum
+
     best = result.best
+    both = both_pools_gain(result.instance, budget.max_multiplicity,
+                           max(budget.exact_limit, 2_000), budget.local_evaluations)
+    sup = supremum(domain.family, objective, domain.n_jobs, domain.max_duration_s)
     return {
         "family": domain.family,
         "objective": objective,
         "n_jobs": domain.n_jobs,
         "max_multiplicity": budget.max_multiplicity,
         "max_duration_s": domain.max_duration_s,
+        "method": method,
         "ratio": result.ratio,
-        "upper_bound_ratio": result.upper_bound_ratio,
+        "instance_bound_ratio": result.instance_bound_ratio,
         "best_exact": best.exact,
         "instance": result.instance.compact(),
         "rr_period_s": best.round_robin_period_s,
@@ -550,9 +533,82 @@ def _row(domain: Domain, objective: Objective, budget: Budget, result: Evaluatio
         "best_utilisation": best.utilisation,
         "best_multiplicity": ",".join(str(m) for m in best.multiplicity),
         "best_node_orders": _orders_text(best),
+        **_readings(result.instance, best),
+        "both_pools_ratio": both.ratio,
+        "both_pools_multiplicity": ",".join(str(m) for m in both.multiplicity),
+        "domain_both_pools_ratio": "" if domain_both is None else domain_both[0],
+        "domain_both_pools_instance": "" if domain_both is None else domain_both[1],
+        "supremum_any_m": "" if sup is None else sup.value,
+        "supremum_status": "" if sup is None else sup.status,
         "found_by": found_by,
         "n_instances": n_instances,
+        "n_domain": "" if n_domain is None else n_domain,
     }
+
+
+def genome_of(domain: Domain, instance: Instance) -> Genome | None:
+    """A genome of ``domain`` decoding to ``instance`` (``None`` when none is found).
+
+    Unsaturated families: the anchor is the job of longest iteration and its extras are
+    what :func:`rollmux.theorem1.boundary.unsaturate` adds (checked by decoding).
+    """
+    r_choices, t_choices = _PINS[domain.family]
+    try:
+        r_codes = tuple(r_choices.index(tuple(p)) for p in instance.rollout_node)
+        t_codes = tuple(t_choices.index(tuple(p)) for p in instance.train_node)
+    except ValueError:
+        return None
+    n = instance.n_jobs
+    r, t = instance.rollout_s, instance.train_s
+    if domain.saturated:
+        candidates = [Genome(0, r_codes, t_codes, tuple(int(x) for x in (*r, *t)))]
+    else:
+        candidates = []
+        for anchor in sorted(range(n), key=lambda j: -(r[j] + t[j])):
+            others = [j for j in range(n) if j != anchor]
+            probe = Genome(anchor, r_codes, t_codes,
+                           tuple(int(r[j]) for j in others) + tuple(int(t[j]) for j in others)
+                           + (0, 0))
+            base = domain.decode(probe)
+            if base is None:
+                continue
+            extras = (int(r[anchor] - base.rollout_s[anchor]),
+                      int(t[anchor] - base.train_s[anchor]))
+            candidates.append(replace(probe, values=probe.values[:-2] + extras))
+    for genome in candidates:
+        bounds = domain.value_bounds()
+        if any(not lo <= v <= hi for v, (lo, hi) in zip(genome.values, bounds, strict=True)):
+            continue
+        decoded = domain.decode(genome)
+        if decoded is not None and decoded.compact() == instance.compact():
+            return genome
+    return None
+
+
+def ping_pong_genomes(domain: Domain) -> list[Genome]:
+    """Seeds: an anchor (the last job) with unit jobs, extras ``(D, D)`` and ``(D, 0)``.
+
+    The instances at which round-robin's utilisation is lowest and the supremum over all
+    multiplicities is approached (:mod:`rollmux.theorem1.supremum`), on each pinning
+    with every job on the first node(s) and with the anchor on a node of its own.
+    """
+    n = domain.n_jobs
+    d = domain.max_duration_s
+    n_r, n_t = domain.n_codes
+    pinnings = [((0,) * n, (0,) * n)]
+    if n_r > 1:
+        pinnings.append(((0,) * (n - 1) + (1,), (0,) * n))
+    if n_t > 1:
+        pinnings += [((0,) * n, (0,) * (n - 1) + (n_t - 1,)),
+                     ((0,) * (n - 1) + (1,), (0,) * (n - 1) + (n_t - 1,))]
+    out = []
+    for r_codes, t_codes in pinnings:
+        if domain.saturated:
+            out.append(Genome(0, r_codes, t_codes, (d,) + (1,) * (n - 1) + (1,) * n))
+            continue
+        for extras in ((d, d), (d, 0)):
+            out.append(Genome(n - 1, r_codes, t_codes, (1,) * (2 * (n - 1)) + extras))
+    return out
 
 
 def worst_case_table(
@@ -565,60 +621,112 @@ def worst_case_table(
 ) -> pd.DataFrame:
     """One row per (family, objective, group size): :data:`WORST_CASE_COLUMNS`.
 
-    Sizes run in increasing order; each cell also starts from the previous size's worst
-    instance grown by a unit job (:func:`extend`). ``progress(label)`` is called after
-    each of the ``len(cells(families)) * len(sizes)`` cells.
+    Sizes run in increasing order. A cell whose domain has at most
+    ``budget.exhaustive_max_genomes`` genomes is enumerated (:func:`exhaustive_cell`);
+    any other is searched, starting from the previous size's worst instance grown by a
+    unit job (:func:`extend`) and from :func:`ping_pong_genomes`. ``progress(label)`` is
+    called after each of the ``len(cells(families)) * len(sizes)`` cells.
     """
+    from rollmux.theorem1.exhaustive import n_genomes
+
     plan = [(f, o, n) for f, o in cells(families) for n in sorted(sizes)]
     rows = []
     previous: dict[tuple[str, str, int], Genome] = {}
     for family, objective, n in plan:
-        smaller = previous.get((family, objective, n - 1))
-        starts = [extend(Domain(family, n, max_duration_s), smaller)] if smaller else []
-        row, genome = _search(family, objective, n, max_duration_s, budget, seed, starts)
-        previous[(family, objective, n)] = genome
+        domain = Domain(family, n, max_duration_s)
+        if n_genomes(domain) <= budget.exhaustive_max_genomes:
+            found = exhaustive_cell(family, objective, n, max_duration_s, budget)
+            row = _row(domain, objective, budget, found.best, "exhaustive", found.n_evaluated,
+                       "exhaustive", found.n_domain, found.both_pools)
+            genome = genome_of(domain, found.best.instance)
+        else:
+            smaller = previous.get((family, objective, n - 1))
+            starts = [extend(domain, smaller)] if smaller else []
+            starts += ping_pong_genomes(domain)
+            row, genome = _search(family, objective, n, max_duration_s, budget, seed, starts)
+        if genome is not None:
+            previous[(family, objective, n)] = genome
         rows.append(row)
         if progress is not None:
             progress(f"{family} {objective} n={n}")
     return pd.DataFrame(rows, columns=list(WORST_CASE_COLUMNS))
 
 
-# --------------------------------------------------------------------------- exhaustive check
+# --------------------------------------------------------------------------- exhaustive
+
+
+@dataclass(frozen=True)
+class Exhaustive:
+    """The maximum over a whole domain (:func:`exhaustive_cell`)."""
+
+    best: Evaluation
+    n_domain: int
+    n_evaluated: int
+    n_inexact: int
+    both_pools: tuple[float, str] | None
 
 
 def exhaustive_cell(
-    family: str, objective: Objective, n_jobs: int, max_duration_s: int, budget: Budget
-) -> tuple[Evaluation, int, int]:
-    """The maximum over a whole domain: (best evaluation, distinct instances, open ones).
+    family: str, objective: Objective, n_jobs: int, max_duration_s: int, budget: Budget,
+    both_pools: bool = True,
+) -> Exhaustive:
+    """The maximum ratio over a whole domain, proven (:mod:`rollmux.theorem1.exhaustive`).
 
-    Every instance is evaluated with the exact inner search (no vector limit), as a
-    branch and bound across instances (only ratios above the best so far are sought).
-    The third value counts instances whose proven upper bound still exceeds the maximum
-    found; when it is 0 the maximum is the true one over multiplicities
-    ``1..max_multiplicity``.
+    Every distinct instance (up to relabelling) gets Lemma 1's bound on its ratio over
+    multiplicities ``1..max_multiplicity``; instances are evaluated exactly (every
+    vector, exhaustive orders) by decreasing bound until no bound left beats the best
+    ratio. ``n_inexact`` counts evaluated instances whose exact search could not close
+    (0: the maximum is the true one). With ``both_pools``, the same branch and bound
+    finds the largest both-pools ratio (:func:`both_pools_gain`) over the domain.
     """
+    from rollmux.theorem1.exhaustive import batches, ratio_bounds, rr_periods, to_instances
+
     domain = Domain(family, n_jobs, max_duration_s)
     exact_budget = replace(budget, max_vectors=None, exact_limit=max(budget.exact_limit, 20_000))
-    seen: set[str] = set()
+    parts = batches(domain)
+    star = family != "c_crossing"
+    candidates: list[tuple[float, int, int]] = []
+    both_candidates: list[tuple[float, int, int]] = []
+    for b, batch in enumerate(parts):
+        rr = None if star else rr_periods(batch)
+        bound, _, _ = ratio_bounds(batch, objective, budget.max_multiplicity, rr)
+        candidates += [(-float(x), b, i) for i, x in enumerate(bound)]
+        if both_pools:
+            both_bound, _, _ = ratio_bounds(batch, BOTH_POOLS, budget.max_multiplicity, rr)
+            both_candidates += [(-float(x), b, i) for i, x in enumerate(both_bound)]
+    candidates.sort()
     best: Evaluation | None = None
+    n_evaluated = 0
     bounds: list[float] = []
-    for genome in domain.genomes():
-        instance = domain.decode(genome)
-        if instance is None:
-            continue
-        key = canonical(instance)
-        if key in seen:
-            continue
-        seen.add(key)
+    for neg_bound, b, i in candidates:
+        if best is not None and -neg_bound <= best.ratio * (1.0 + REL_TOL):
+            break
+        (instance,) = to_instances(parts[b], [i])
         floor = best.ratio if best is not None else 0.0
-        result = evaluate(instance, objective, exact_budget, floor)
-        bounds.append(result.upper_bound_ratio)
+        result = evaluate(instance, objective, exact_budget, floor)  # type: ignore[arg-type]
+        n_evaluated += 1
+        bounds.append(result.instance_bound_ratio)
         if best is None or result.ratio > best.ratio * (1.0 + REL_TOL):
             best = result
     if best is None:
         raise RuntimeError(f"{family} with {n_jobs} jobs, durations <= {max_duration_s}: empty")
-    top = best.ratio * (1.0 + REL_TOL)
-    return best, len(seen), sum(1 for b in bounds if b > top)
+    # Evaluated instances whose exact search left a bound above the maximum (0 expected).
+    n_inexact = sum(1 for x in bounds if x > best.ratio * (1.0 + REL_TOL))
+    both = None
+    if both_pools:
+        both_candidates.sort()
+        top_both: tuple[float, str] = (1.0, "")
+        for neg_bound, b, i in both_candidates:
+            if -neg_bound <= top_both[0] * (1.0 + REL_TOL):
+                break
+            (instance,) = to_instances(parts[b], [i])
+            gain = both_pools_gain(instance, budget.max_multiplicity,  # type: ignore[arg-type]
+                                   exact_budget.exact_limit, budget.local_evaluations)
+            if gain.ratio > top_both[0] * (1.0 + REL_TOL):
+                top_both = (gain.ratio, instance.compact())  # type: ignore[attr-defined]
+        both = top_both
+    n_domain = sum(len(p.rollout_s) for p in parts)
+    return Exhaustive(best, n_domain, n_evaluated, n_inexact, both)
 
 
 def check_table(
@@ -634,8 +742,7 @@ def check_table(
     plan = [(f, o, n) for f, o in cells(families) for n in sizes]
     rows = []
     for family, objective, n in plan:
-        truth, n_domain, inexact = exhaustive_cell(family, objective, n, max_duration_s,
-                                                   budget)
+        truth = exhaustive_cell(family, objective, n, max_duration_s, budget, both_pools=False)
         found = search_cell(family, objective, n, max_duration_s, budget, seed)
         rows.append(
             {
@@ -644,14 +751,14 @@ def check_table(
                 "n_jobs": n,
                 "max_multiplicity": budget.max_multiplicity,
                 "max_duration_s": max_duration_s,
-                "n_domain": n_domain,
-                "n_inexact": inexact,
-                "exhaustive_ratio": truth.ratio,
-                "exhaustive_instance": truth.instance.compact(),
+                "n_domain": truth.n_domain,
+                "n_inexact": truth.n_inexact,
+                "exhaustive_ratio": truth.best.ratio,
+                "exhaustive_instance": truth.best.instance.compact(),
                 "search_ratio": found["ratio"],
                 "search_instance": found["instance"],
                 "search_reaches_exhaustive": bool(
-                    float(found["ratio"]) >= truth.ratio * (1.0 - REL_TOL)  # type: ignore[arg-type]
+                    float(found["ratio"]) >= truth.best.ratio * (1.0 - REL_TOL)  # type: ignore[arg-type]
                 ),
             }
         )

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rollmux.traces.errors import Problem, TraceError
-    from rollmux.traces.loader import load_trace, read_trace_frame, trace_text, write_trace
+    from rollmux.traces.loader import load_trace, read_trace_frame
     from rollmux.traces.schema import TraceSchema, load_schema
+    from rollmux.traces.writer import trace_text, write_trace
 
 # Public names load their module on first use (PEP 562): importing a light submodule, such
 # as a command's argument parser, does not load numpy, pandas or the engine (README, "The
@@ -18,8 +19,8 @@ _LAZY: dict[str, str] = {
     "TraceError": "rollmux.traces.errors",
     "load_trace": "rollmux.traces.loader",
     "read_trace_frame": "rollmux.traces.loader",
-    "trace_text": "rollmux.traces.loader",
-    "write_trace": "rollmux.traces.loader",
+    "trace_text": "rollmux.traces.writer",
+    "write_trace": "rollmux.traces.writer",
     "TraceSchema": "rollmux.traces.schema",
     "load_schema": "rollmux.traces.schema",
 }

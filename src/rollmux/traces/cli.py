@@ -66,7 +66,8 @@ def _write_validated(result: generate.Generated, out: Path, hw: Any) -> None:
 
     def write(tmp: Path) -> None:
         """The trace text, then the loader's full validation of the written bytes."""
-        from rollmux.traces.loader import load_trace, trace_text
+        from rollmux.traces.loader import load_trace
+        from rollmux.traces.writer import trace_text
 
         tmp.write_text(trace_text(result.jobs, result.comments), encoding="utf-8")
         load_trace(tmp, hw)

@@ -251,10 +251,10 @@ def _rljob(**fields: Any) -> Any:
 
 
 def _phase_times(job: Any, hw: Any) -> Any:
-    """The phase model's times for a job."""
-    from rollmux.phasetimes import phase_times
+    """The phase model's times for a job (the job resolved on ``hw``)."""
+    from rollmux.model import resolve
 
-    return phase_times(job, hw)
+    return resolve(job, hw).times
 
 
 def _hardware(hw: Any) -> Any:

@@ -76,13 +76,13 @@ STAT_UNITS: dict[str, str] = {
 
 def _times(jobs: Sequence[Any], hw: Any) -> list[Any]:
     """Phase times of every job (the phase model fills what the trace leaves empty)."""
-    from rollmux.phasetimes import phase_times
+    from rollmux.model import resolve
 
     if hw is None:
         from rollmux.hardware import load_hardware
 
         hw = load_hardware()
-    return [phase_times(job, hw) for job in jobs]
+    return [resolve(job, hw).times for job in jobs]
 
 
 def job_frame(jobs: Sequence[Any], hw: Any = None) -> pd.DataFrame:

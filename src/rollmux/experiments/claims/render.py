@@ -35,7 +35,28 @@ from rollmux.experiments.claims.verdict import (
     load_tolerances,
     status_counts,
 )
+from rollmux.experiments.intervals import (
+    INTERVAL_METHOD,
+    STRADDLES,
+    claim_intervals,
+    read_seed_metrics,
+)
 from rollmux.io import write_csv, write_json, write_text
+
+#: What ``ours`` and the interval column are (the Markdown and HTML captions).
+SEEDS_NOTE = (
+    "Stochastic claims are replayed over the config's `seeds`: `ours` is the mean of the"
+    " per-seed values, the interval their 95% " + INTERVAL_METHOD + " interval (mean +-"
+    " t(0.975, n-1) s / sqrt(n); a range claim has one per end), and the status comes from"
+    " the interval: `reproduced` only if all of it lies within the tolerance, `differs` if"
+    " none of it does, `straddles` otherwise (docs/metrics.md, \"Seeds and intervals\")."
+    " Claims without an interval are deterministic or read from one seed."
+)
+
+
+def _interval_cell(rec: Mapping[str, Any]) -> str:
+    """The interval over seeds and how many, or '-' for a claim without one."""
+    return f"{rec['interval']} ({rec['seeds']})" if rec.get("interval") else "-"
 
 
 def _cell(text: Any) -> str:
@@ -63,8 +84,11 @@ def render_markdown(
         "Status: `reproduced` (ours within the tolerance of the claim's kind, predicted from"
         " inputs that were not fitted to it), `calibrated` (a target of a declared fit: agreement"
         " by construction), `differs` (outside the tolerance; the evidence column names the"
-        " results file of the experiment that explains the difference), `not reproducible"
-        " here` (the ledger, src/rollmux/data/claims.csv, says why).",
+        " results file of the experiment that explains the difference), `straddles` (the 95%"
+        " interval over seeds crosses the tolerance's edge: the seeds cannot decide), `not"
+        " reproducible here` (the ledger, src/rollmux/data/claims.csv, says why).",
+        "",
+        SEEDS_NOTE,
         "",
         "Tolerances by kind (src/rollmux/data/claims_tolerances.yaml):",
         "",
@@ -100,9 +124,9 @@ def render_markdown(
         "",
         "## Claims",
         "",
-        "| claim | where | statement | role | unit | paper | ours | ours vs paper | status "
-        "| reason | evidence |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| claim | where | statement | role | unit | paper | ours | 95% interval (seeds) "
+        "| ours vs paper | status | reason | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rec in report.to_dict("records"):
         notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
@@ -115,6 +139,7 @@ def render_markdown(
             rec["unit"],
             rec["paper"],
             rec["ours"] or "-",
+            _interval_cell(rec),
             rec["comparison"] or "-",
             rec["status"],
             reason,
@@ -149,6 +174,7 @@ STATUS_COLOURS: dict[str, str] = {
     REPRODUCED: "#d4edda",
     CALIBRATED: "#d6e9f8",
     DIFFERS: "#fde2cf",
+    STRADDLES: "#fff3c4",
     NOT_REPRODUCIBLE: "#e9e9e9",
 }
 
@@ -185,8 +211,8 @@ def html_headline(counts: Mapping[str, int]) -> str:
 
 def _html_claims_table(report: pd.DataFrame) -> str:
     """Every claim as one row: where, statement, paper, ours, ours vs paper, status, why."""
-    head = ("claim", "where", "statement", "paper", "ours", "ours vs paper", "status",
-            "reason", "evidence")
+    head = ("claim", "where", "statement", "paper", "ours", "95% interval (seeds)",
+            "ours vs paper", "status", "reason", "evidence")
     rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for rec in report.to_dict("records"):
         notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
@@ -198,6 +224,7 @@ def _html_claims_table(report: pd.DataFrame) -> str:
             _html_cell(rec["statement"]),
             _html_cell(rec["paper"], "num"),
             _html_cell(rec["ours"] or "-", "num"),
+            _html_cell(_interval_cell(rec), "num"),
             _html_cell(rec["comparison"] or "-", "num"),
             _html_cell(status, "num", f"background:{STATUS_COLOURS.get(status, '#fff')}"),
             _html_cell(reason),
@@ -227,7 +254,8 @@ def render_html_fragment(report: pd.DataFrame,
     counts = status_counts(report)
     sections = [
         ("Claims: the paper's numbers next to ours",
-         f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)),
+         f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)
+         + f"<p>{html.escape(SEEDS_NOTE.replace('`', ''))}</p>"),
         ("Every claim", _html_claims_table(report)),
         ("", _html_footnotes(report, footnotes or {})),
     ]
@@ -259,6 +287,7 @@ def build_claims_report(
     beyond_ledger: Path | str | None = None,
     out_html: Path | str | None = None,
     out_html_fragment: Path | str | None = None,
+    seed_metrics_paths: Iterable[Path | str] = (),
 ) -> dict[str, int]:
     """Validate, join and classify; write the CSV, Markdown and JSON counts atomically.
 
@@ -267,14 +296,20 @@ def build_claims_report(
     results beyond the paper (``beyond_ledger``, default the shipped one) are rendered
     after the claims (:func:`beyond_report`). ``out_html`` and ``out_html_fragment``,
     when given, receive the report as an HTML page and as a fragment for the landing page
-    of the Snakemake report.
+    of the Snakemake report. ``seed_metrics_paths`` are the per-seed metrics files
+    (results/metrics/seeds/<stage>.csv): each claim's mean and 95% interval over seeds,
+    and its status from the interval (:func:`claims_report`).
     """
     table = load_ledger(ledger)
     tols = load_tolerances(tolerances, tolerance_overrides)
     cal = load_calibration(table, calibration)
     notes = load_footnotes(footnotes)
     metrics = read_metrics(list(metrics_paths), table)
-    report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence)
+    units = dict(zip(table["metric"], table["unit"], strict=True))
+    per_seed = read_seed_metrics(list(seed_metrics_paths), units)
+    intervals = claim_intervals(per_seed)
+    report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence,
+                           intervals=intervals)
     residuals = {name: read_residuals(fit, results_root) for name, fit in cal.fits.items()}
     beyond_paths = list(beyond_metrics_paths)
     beyond = (beyond_report(load_beyond_ledger(beyond_ledger), beyond_paths, results_root,
@@ -289,7 +324,9 @@ def build_claims_report(
     write_json(
         {"counts": counts, "total": len(report), "summary": counts_line(counts),
          "calibration": {name: list(fit.targets) for name, fit in cal.fits.items()},
-         "beyond": 0 if beyond is None else len(beyond)},
+         "beyond": 0 if beyond is None else len(beyond),
+         "seeds": sorted(int(s) for s in set(per_seed["seed"])),
+         "interval": f"95% {INTERVAL_METHOD} over seeds"},
         out_summary,
     )
     return counts

@@ -3,7 +3,8 @@
 The tolerance of each kind of claim is stated once, in
 ``rollmux/data/claims_tolerances.yaml``. :func:`claims_report` joins the ledger with the
 metrics on ``metric`` and classifies each claim as ``reproduced``, ``calibrated`` (a fit
-target), ``differs`` or ``not reproducible here``.
+target), ``differs``, ``straddles`` (its 95% interval over seeds crosses the tolerance's
+edge: :mod:`rollmux.experiments.intervals`) or ``not reproducible here``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ from rollmux.experiments.claims.ledger import (
     read_metrics,
     tolerances_path,
 )
+from rollmux.experiments.intervals import (
+    INSIDE,
+    STRADDLES,
+    ClaimInterval,
+    interval_envelope,
+    interval_text,
+    interval_verdict,
+)
 
 #: How a role reads the paper's kind where the two differ: (role, paper kind) -> the kind
 #: ours is compared as. A wall-clock time of the paper's own code stated as one value
@@ -42,8 +51,8 @@ REPRODUCED = "reproduced"
 CALIBRATED = "calibrated"
 DIFFERS = "differs"
 NOT_REPRODUCIBLE = "not reproducible here"
-#: Statuses in report order.
-STATUSES: tuple[str, ...] = (REPRODUCED, CALIBRATED, DIFFERS, NOT_REPRODUCIBLE)
+#: Statuses in report order (``straddles``: rollmux.experiments.intervals.STRADDLES).
+STATUSES: tuple[str, ...] = (REPRODUCED, STRADDLES, CALIBRATED, DIFFERS, NOT_REPRODUCIBLE)
 
 #: Columns of the report (figures/claims.csv), in order.
 REPORT_COLUMNS: tuple[str, ...] = (
@@ -57,6 +66,11 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "role",
     "paper",
     "ours",
+    "seeds",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "interval",
     "ratio",
     "difference",
     "comparison",
@@ -267,8 +281,16 @@ def claims_report(
     footnotes: Mapping[str, str] | None = None,
     evidence_root: Path | str = ".",
     require_evidence: bool = True,
+    intervals: Mapping[str, ClaimInterval] | None = None,
 ) -> pd.DataFrame:
     """One row per claim: paper, ours, comparison, status, reason and evidence.
+
+    ``intervals`` (metric -> :class:`ClaimInterval`, from the per-seed metrics files) give
+    a claim with two or more seeds its mean and 95% interval over them, and its status
+    from the interval (:func:`rollmux.experiments.intervals.interval_verdict`):
+    ``reproduced`` only if the whole interval lies within the tolerance, ``differs`` if
+    none of it does, ``straddles`` otherwise; ours (the metrics file's value) must then
+    be the mean of the per-seed values (ClaimsError otherwise: a stale file).
 
     A claim that a fit of ``calibration`` uses is ``calibrated`` whatever its value. A
     reproducible claim whose metric is in no metrics file raises ClaimsError naming every
@@ -312,6 +334,11 @@ def claims_report(
             "role": rec["role"],
             "paper": _paper_text(kind, *paper),
             "ours": "",
+            "seeds": 1,
+            "mean": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "interval": "",
             "ratio": math.nan,
             "difference": math.nan,
             "comparison": "",
@@ -321,12 +348,21 @@ def claims_report(
             "calibration": "" if fit is None else fit.name,
             "source": "",
         }
-        holds = False
+        holds = point_holds = False
+        verdict = ""  # the interval's (intervals.INSIDE / OUTSIDE / STRADDLES), if any
         if rec["metric"] in ours_by_metric.index:
             ours = ours_by_metric.loc[rec["metric"]]
             numbers = (_opt(ours["value"]), _opt(ours["low"]), _opt(ours["high"]))
             result = compare(kind, unit, paper, numbers, tolerance)
-            holds = result.holds
+            holds = point_holds = result.holds
+            ci = (intervals or {}).get(rec["metric"])
+            if ci is not None and ci.n >= 2:
+                _check_mean(rec["claim_id"], numbers, ci)
+                verdict = interval_verdict(kind, unit, paper, ci, tolerance)
+                holds = verdict == INSIDE
+                low, high = interval_envelope(kind, ci)
+                row.update(seeds=ci.n, mean=ci.value.mean if ci.value else math.nan,
+                           ci_low=low, ci_high=high, interval=interval_text(kind, ci))
             row.update(
                 ours=result.ours,
                 ratio=result.ratio,
@@ -346,6 +382,11 @@ def claims_report(
         elif holds:
             caveats = [f for f in _footnote_ids(rec) if f.startswith(CAVEAT_PREFIX)]
             row.update(status=REPRODUCED, reason="", footnotes=";".join(caveats))
+        elif verdict == STRADDLES:
+            row.update(status=STRADDLES, evidence=rec["evidence"].strip(), reason=(
+                f"the 95% interval over {row['seeds']} seeds ({row['interval']}) crosses the "
+                f"edge of the tolerance ({tolerance.describe(unit)}): the seeds cannot decide"
+                + ("" if point_holds else f"; its mean is outside: {rec['differs_reason']}")))
         else:
             evidence = rec["evidence"].strip()
             row.update(status=DIFFERS, reason=rec["differs_reason"], evidence=evidence)
@@ -359,6 +400,20 @@ def claims_report(
             "claims that differ without an experiment explaining them (ledger column "
             "`evidence`: a results file the pipeline writes):\n  " + "\n  ".join(unexplained))
     return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
+
+
+def _check_mean(claim_id: str, numbers: tuple[float | None, float | None, float | None],
+                ci: ClaimInterval) -> None:
+    """ClaimsError unless our value(s) are the means of the per-seed values (to the six
+    significant digits of the metrics files)."""
+    for ours, part in zip(numbers, (ci.value, ci.low, ci.high), strict=True):
+        if part is None and ours is None:
+            continue
+        if part is None or ours is None or not math.isclose(ours, part.mean, rel_tol=1e-5,
+                                                            abs_tol=1e-9):
+            raise ClaimsError(
+                f"{claim_id}: the metrics file's value {ours} is not the mean of its per-seed "
+                f"values ({None if part is None else part.mean}); rebuild both files")
 
 
 def status_counts(report: pd.DataFrame) -> dict[str, int]:

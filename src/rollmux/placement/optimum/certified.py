@@ -305,7 +305,7 @@ def certified_partition(
 
     def integer() -> tuple[list[int], str, bool, float]:
         usable = [c for c, plan in enumerate(plans) if plan is not None]
-        chosen, status, solved = solve_set_partitioning(
+        chosen, status, solved, *_ = solve_set_partitioning(
             n, [subsets[c] for c in usable], [costs[c] for c in usable], deadline
         )
         picked = [usable[c] for c in chosen]

@@ -65,8 +65,9 @@ METHODS: tuple[str, ...] = ("exact", "certified", "auto")
 # switches to the certified method (a unit is about 0.1 ms of search on the 2-core VM).
 DEFAULT_EXACT_EFFORT = 40_000
 
-# (chosen column indices, HiGHS status text, proven optimal)
-MilpAnswer = tuple[list[int], str, bool]
+# (chosen column indices, HiGHS status text, proven optimal (within the asked gap), and,
+# when a gap was asked, HiGHS's proven dual bound)
+MilpAnswer = tuple[list[int], str, bool] | tuple[list[int], str, bool, float]
 # (job count, each column's job indices, each column's cost)
 MilpInput = tuple[int, tuple[tuple[int, ...], ...], tuple[float, ...]]
 
@@ -131,7 +132,7 @@ class ColumnCache:
         self._by_job: dict[int, list[frozenset[int]]] = {}
         self.job_data: dict[RLJob, JobData] = {}
         self.periods = PeriodCache()
-        self._milp: dict[MilpInput, MilpAnswer] = {}
+        self._milp: dict[Any, MilpAnswer] = {}
         # What the certified method proved about job sets (a lower bound, the plan once
         # exact), keyed like the sets; properties of the sets alone.
         self.certified: dict[frozenset[int], Any] = {}
@@ -195,15 +196,15 @@ class ColumnCache:
         for uid in key:
             self._by_job.setdefault(uid, []).append(key)
 
-    def milp_answer(self, key: MilpInput) -> MilpAnswer | None:
-        """A kept answer of the MILP with exactly this input."""
-        return self._milp.get(key)
+    def milp_answer(self, key: MilpInput, mip_gap: float = 0.0) -> MilpAnswer | None:
+        """A kept answer of the MILP with exactly this input (and gap tolerance)."""
+        return self._milp.get((key, mip_gap) if mip_gap else key)
 
-    def keep_milp_answer(self, key: MilpInput, answer: MilpAnswer) -> None:
+    def keep_milp_answer(self, key: MilpInput, answer: MilpAnswer, mip_gap: float = 0.0) -> None:
         """Keep the answer of a MILP solved without a time limit."""
         if len(self._milp) >= self.MILP_ENTRIES:
             self._milp.clear()
-        self._milp[key] = answer
+        self._milp[(key, mip_gap) if mip_gap else key] = answer
 
 
 class _SplitTable:
@@ -254,6 +255,7 @@ def optimal_partition(
     method: Method = "exact",
     exact_effort: int = DEFAULT_EXACT_EFFORT,
     certify: CertifyOptions | None = None,
+    mip_gap: float = 0.0,
 ) -> Partition:
     """Minimum-cost partition of ``jobs`` into feasible groups, by set-partitioning MILP.
 
@@ -268,7 +270,9 @@ def optimal_partition(
     generation (:mod:`.certified`, options ``certify``) and returns a partition with a
     proven lower bound (``Partition.lower_bound_usd_per_h``, ``Partition.gap``);
     ``"auto"`` is exact while one call's searches stay within ``exact_effort`` work
-    units, and certified otherwise (docs/optimum.md, section 6).
+    units, and certified otherwise (docs/optimum.md, section 6). ``mip_gap`` > 0 lets the
+    exact method's MILP stop at that proven relative gap (HiGHS's ``mip_rel_gap``); the
+    partition then carries HiGHS's dual bound as its lower bound.
     """
     start = time.perf_counter()
     max_group_size = check_group_size(max_group_size)
@@ -281,6 +285,10 @@ def optimal_partition(
     if method not in METHODS:
         raise ValueError(f"method = {method!r}: expected one of {', '.join(METHODS)}")
     budget = Effort(exact_effort) if method == "auto" else None
+    if isinstance(mip_gap, bool) or not isinstance(mip_gap, int | float) or not (
+        0.0 <= mip_gap < 1.0
+    ):
+        raise ValueError(f"mip_gap = {mip_gap!r}: expected a number in [0, 1)")
     certify = CertifyOptions() if certify is None else certify
     if cache is not None:
         cache.configure(hw, orders, space)
@@ -380,14 +388,19 @@ def optimal_partition(
         )
     costs = [column_cost[sum(1 << i for i in subset)] for subset, _ in columns]
     milp_input: MilpInput = (n, tuple(subset for subset, _ in columns), tuple(costs))
-    answer = None if cache is None else cache.milp_answer(milp_input)
+    answer = None if cache is None else cache.milp_answer(milp_input, mip_gap)
     if answer is None:
         # In the full space a cover is as good as a partition (rule P8, see
         # solve_set_partitioning), and HiGHS proves a covering optimum faster.
-        answer = solve_set_partitioning(*milp_input, deadline, cover=full_space)
+        if mip_gap:
+            answer = solve_set_partitioning(
+                *milp_input, deadline, cover=full_space, mip_gap=mip_gap
+            )
+        else:  # the call the tests' stand-ins take
+            answer = solve_set_partitioning(*milp_input, deadline, cover=full_space)
         if cache is not None and not math.isfinite(deadline):
-            cache.keep_milp_answer(milp_input, answer)
-    chosen, status, solved = answer
+            cache.keep_milp_answer(milp_input, answer, mip_gap)
+    chosen, status, solved, *dual = answer
     if timed_out:
         status += "; column enumeration hit the time limit: not proven optimal"
     groups: list[tuple[int, GroupPlan]] = []  # (first job's position, plan)
@@ -414,14 +427,23 @@ def optimal_partition(
         groups.append((rest[0], kept))
     # A reduced group's first job may come after the next column's (its own was covered).
     plans = tuple(plan for _, plan in sorted(groups, key=lambda g: g[0]))
+    total = sum(g.cost_usd_per_h for g in plans)
+    lower = None
+    if dual and solved and not timed_out:
+        # Every column enumerated: HiGHS's dual bound bounds the whole problem (a cover's
+        # optimum is the partition's, rule P8).
+        lower = min(float(dual[0]), total)
+        if total - lower <= 1e-9 * max(1.0, total):
+            lower = None  # proven optimal
     return Partition(
         groups=plans,
-        cost_usd_per_h=sum(g.cost_usd_per_h for g in plans),
+        cost_usd_per_h=total,
         solver=status,
         seconds=time.perf_counter() - start,
         n_columns=len(columns),
-        proven_optimal=solved and not timed_out,
+        proven_optimal=solved and not timed_out and lower is None,
         n_searched=searched,
+        lower_bound_usd_per_h=lower,
     )
 
 
@@ -459,11 +481,13 @@ def solve_set_partitioning(
     costs: Sequence[float],
     deadline: float,
     cover: bool = False,
+    mip_gap: float = 0.0,
 ) -> MilpAnswer:
     """Solve min c.x, A x = 1, x binary with HiGHS (A x >= 1 with ``cover``).
 
-    Returns the chosen column indices, the status text and whether HiGHS proved the
-    solution optimal. ``cover`` is for costs that never rise when a job leaves a set
+    Returns the chosen column indices, the status text and whether HiGHS proved the solution
+    optimal (with ``mip_gap`` > 0: within that relative gap, and then also HiGHS's dual
+    bound as a fourth item). ``cover`` is for costs that never rise when a job leaves a set
     (rule P8 of the full search space): then every cover turns into a partition of no
     greater cost by dropping each job's repeats, so the least cover costs what the least
     partition does, and HiGHS proves it about 1.3x faster (its presolve drops columns
@@ -480,7 +504,7 @@ def solve_set_partitioning(
         (np.ones(len(rows)), (np.array(rows), np.array(cols))), shape=(n, len(subsets))
     )
     cost = np.array(costs)
-    options: dict[str, Any] = {"mip_rel_gap": 0.0}
+    options: dict[str, Any] = {"mip_rel_gap": float(mip_gap)}
     left = deadline - time.perf_counter()
     if math.isfinite(left):
         options["time_limit"] = max(left, 1.0)  # the columns are in: let HiGHS finish
@@ -499,4 +523,10 @@ def solve_set_partitioning(
             status + "; fell back to every job alone",
             False,
         )
-    return [c for c in range(len(subsets)) if res.x[c] > 0.5], status, res.status == 0
+    chosen = [c for c in range(len(subsets)) if res.x[c] > 0.5]
+    if mip_gap:
+        bound = getattr(res, "mip_dual_bound", None)
+        if bound is None or not math.isfinite(bound):
+            bound = float(res.fun) * (1.0 - mip_gap)  # what the gap tolerance guarantees
+        return chosen, status, res.status == 0, float(bound)
+    return chosen, status, res.status == 0

@@ -1,4 +1,4 @@
-"""Calibration of the phase-time model against the numbers the paper reports.
+"""Anchors of the phase-time model: its values against the numbers the paper reports.
 
 Each anchor computes the model's value from :mod:`rollmux.phasetimes` (never typed)
 and compares it with the paper's value or range. ``rollmux calibration`` prints the

@@ -1,0 +1,56 @@
+"""The certified SLO-constrained optimum (rollmux.schedule.milp) against exhaustive search."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rollmux.schedule.eventsim import measured_period, simulate
+from rollmux.schedule.milp import certified_best, min_period
+from rollmux.schedule.repeat import _best_orders
+from rollmux.schedule.search import _make_group
+
+REL = 1e-9
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_min_period_equals_exhaustive_orders(seed: int) -> None:
+    """Per multiplicity vector, the MILP's period is the exhaustive search's minimum."""
+    rng = np.random.default_rng(seed)
+    n = 3
+    r = rng.integers(1, 10, n).astype(float).tolist()
+    t = rng.integers(1, 10, n).astype(float).tolist()
+    pins = [int(x) for x in rng.integers(0, 2, n)]
+    group = _make_group(r, t, pins, [0] * n)
+    for mult in ((1, 1, 1), (2, 1, 1), (1, 2, 2)):
+        _, exhaustive, proven, _ = _best_orders(group, mult, 0.0, 10**6, 10, 1,
+                                                np.random.default_rng(0))
+        assert proven
+        found = min_period(group, mult, 10 * sum(r + t))
+        assert found.optimal and found.state is not None
+        assert found.period_s == pytest.approx(exhaustive, rel=REL)
+        schedule = group.schedule(found.state)
+        assert measured_period(simulate(schedule, 40), schedule, 10) == pytest.approx(
+            found.period_s, rel=1e-9)
+    infeasible = min_period(group, (1, 1, 1), 0.5 * max(a + b for a, b in zip(r, t, strict=True)))
+    assert infeasible.state is None and infeasible.optimal
+
+
+def test_certified_best_meets_caps_and_beats_no_exhaustive_schedule() -> None:
+    """Two-job 1 + 1 counterexample r = (10, 1), t = (1, 1): m = (1, 3) within loose caps."""
+    from rollmux.schedule.repeat import repeat_schedule
+
+    caps = [30.0, 6.0]
+    best = certified_best([10, 1], [1, 1], max_iteration_s=caps, max_multiplicity=3)
+    assert best is not None and best.certified
+    exhaustive = repeat_schedule([10, 1], [1, 1], max_iteration_s=caps, max_multiplicity=3,
+                                 objective="cost_weighted", exact_limit=10**6,
+                                 max_vectors=None)
+    assert exhaustive is not None and exhaustive.exact
+    assert best.utilisation == pytest.approx(exhaustive.utilisation, rel=REL)
+    assert all(best.period_s / m <= c * (1 + REL)
+               for m, c in zip(best.multiplicity, caps, strict=True))
+    # a cap no schedule meets: None
+    assert certified_best([10, 1], [1, 1], max_iteration_s=[5.0, 5.0]) is None
+    with pytest.raises(ValueError, match="max_iteration_s"):
+        certified_best([10, 1], [1, 1], max_iteration_s=[5.0])
