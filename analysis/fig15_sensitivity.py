@@ -27,7 +27,7 @@ SWEEPS = (("workload", "(a) workload type", "workload"),
           ("maxgroup", "(c) max group size", "max jobs per group"))
 #: The two rows of the grid: column of the table, its scale, the row's axis label.
 METRICS = (("total_cost_over_optimal", 1.0, "total cost / optimal's"),
-           ("slo_attainment", 100.0, "SLO attainment (%)"))
+           ("slo_attainment_realised", 100.0, "SLO attainment, realised (%)"))
 
 
 def setting_label(kind: str, value: str) -> str:

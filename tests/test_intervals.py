@@ -216,6 +216,9 @@ def test_claims_report_takes_each_status_from_the_interval(tmp_path: Path) -> No
                            "high": "", "unit": rec["unit"]} for s, v in enumerate(values)]
         rows.append({"metric": rec["metric"], "value": value, "low": low, "high": high,
                      "unit": rec["unit"], "source": "test", "note": "test"})
+    from rollmux.experiments.metrics import ATTAINMENT_METRICS, BESIDE_READING, with_reading
+    rows += [{**r, "metric": with_reading(r["metric"], BESIDE_READING)}  # SLO companions
+             for r in rows if r["metric"] in ATTAINMENT_METRICS]
     pd.DataFrame(rows).to_csv(tmp_path / "m.csv", index=False)
     pd.DataFrame(seed_rows).to_csv(tmp_path / "s.csv", index=False)
     counts = build_claims_report(

@@ -170,7 +170,7 @@ def _replay_frames(policies: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
         "trace": "t", "policy": policies, "seed": 0, "jobs": 3,
         "cost_usd_per_h": np.arange(1.0, len(policies) + 1) * 100,
         "total_cost_over_optimal": np.linspace(1.0, 2.0, len(policies)),
-        "slo_attainment": np.linspace(1.0, 0.5, len(policies)),
+        "slo_attainment_realised": np.linspace(1.0, 0.5, len(policies)),
         "peak_gpus_total": 16})
     ts = pd.DataFrame([{"policy": p, "seed": 0, "time_h": t, "cost_usd_per_h": 10.0 * t,
                         "gpus_H20": 8, "gpus_H800": 8} for p in policies for t in (0.0, 1.0)])
@@ -208,7 +208,7 @@ def test_statistical_figures_are_byte_identical_across_reruns(tmp_path: Path) ->
     fluid = _load(REPO / "analysis" / "fig_fluid_bound.py")
     rows = [{"kind": kind, "value": value, "policy": p, "seed": seed,
              "total_cost_over_optimal": 1.0 + 0.1 * k + 0.01 * seed,
-             "slo_attainment": 1.0 - 0.1 * k}
+             "slo_attainment_realised": 1.0 - 0.1 * k}
             for kind, values in (("workload", ["BL", "Mixed"]), ("slo", ["1.2", "1,2"]),
                                  ("maxgroup", ["2", "5"]))
             for value in values

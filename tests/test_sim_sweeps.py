@@ -258,6 +258,12 @@ def test_every_policy_costs_at_least_the_fluid_bound(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- metrics
 
 
+def _readings(s: float) -> dict[str, float]:
+    """The three SLO readings of a hand-written row: reference and realised ``s``."""
+    return {"slo_attainment_planned": 1.0, "slo_attainment_reference": s,
+            "slo_attainment_realised": s}
+
+
 def _production_rows() -> list[dict[str, object]]:
     """A production table: RollMux stretched to twice Solo-D's span, veRL on Solo-D's."""
     rows = []
@@ -267,7 +273,7 @@ def _production_rows() -> list[dict[str, object]]:
             ("verl", 7000.0, 10.0, 0, 320, (0.0, 5.0), (math.nan, 0.1))):
         rows.append({"trace": "p", "slo": "trace", "maxgroup": 5, "policy": policy,
                      "seed": 0, "cost_usd_per_h": total / span, "total_cost_usd": total,
-                     "span_h": span, "slo_attainment": 1.0,
+                     "span_h": span, "slo_attainment": 1.0, **_readings(1.0),
                      "peak_gpus_H20": h20, "peak_gpus_H800": h800,
                      "idle_gpu_h_rollout": idle[0], "idle_gpu_h_train": idle[1],
                      "bubble_fraction_rollout": bubble[0], "bubble_fraction_train": bubble[1],
@@ -321,7 +327,7 @@ def test_simulation_metrics_ranges_span_the_right_settings() -> None:
                                 ("greedy", 1.6, att + 0.05), ("optimal", 1.0, 1.0)):
             rows.append({"kind": "slo", "value": value, "policy": policy, "seed": 0,
                          "total_cost_over_optimal": cost, "cost_over_optimal": cost / 2,
-                         "slo_attainment": s, "peak_gpus_total": 100})
+                         "slo_attainment": s, **_readings(s), "peak_gpus_total": 100})
     for kind, values in (("workload", ("BL", "RH", "TH", "Mixed")),
                          ("maxgroup", ("2", "3", "4", "5"))):
         for k, value in enumerate(values):
@@ -329,12 +335,15 @@ def test_simulation_metrics_ranges_span_the_right_settings() -> None:
                                     ("greedy", 1.5 + 0.1 * k, 0.6), ("optimal", 1.0, 1.0)):
                 rows.append({"kind": kind, "value": value, "policy": policy, "seed": 0,
                              "total_cost_over_optimal": cost, "cost_over_optimal": cost / 2,
-                             "slo_attainment": s, "peak_gpus_total": 100 + k})
+                             "slo_attainment": s, **_readings(s),
+                             "peak_gpus_total": 100 + k})
     sens = pd.DataFrame(rows)
     mixed = sens[(sens["kind"] == "workload") & (sens["value"] == "Mixed")]
     m = simulation_metrics(sens, mixed, "a;b", slo_endpoints=("1.2", "2.0")).set_index(
         "metric")
-    assert len(m) == 17
+    assert len(m) == 17 + 8  # and the paper-reference companion of the 8 SLO metrics
+    assert m.loc["slo_random_by_slo@reference", ["low", "high"]].tolist() == \
+        pytest.approx([40.0, 70.0])
     assert (m.loc["cost_over_opt_rollmux_by_workload", ["low", "high"]].tolist()
             == pytest.approx([1.0, 1.03]))
     assert m.loc["slo_random_by_slo", ["low", "high"]].tolist() == pytest.approx([40.0, 70.0])

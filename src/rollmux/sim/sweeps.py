@@ -40,6 +40,7 @@ from rollmux.closedform import (
 )
 from rollmux.model import resolve
 from rollmux.sim.engine import FIDELITIES
+from rollmux.sim.metrics import SLO_READINGS
 from rollmux.sim.replay import ReplaySpec, parse_slo, replay_keys
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "AVERAGE_COST_COLUMN",
     "COST_COLUMN",
     "KEY_COLUMNS",
+    "READING_COLUMNS",
     "SETTING_KINDS",
     "RunKey",
     "Setting",
@@ -72,6 +74,8 @@ __all__ = [
 
 #: Keys of a replay (``config.json`` ``keys``; the segments of its folder, in order).
 KEY_COLUMNS = ("trace", "slo", "maxgroup", "drift", "policy", "seed")
+#: The three SLO readings of a replay (summary.json keys, docs/metrics.md), as run columns.
+READING_COLUMNS: tuple[str, ...] = tuple(SLO_READINGS.values())
 
 #: The three sensitivity dimensions: workload type, SLO setting, group-size limit.
 SETTING_KINDS = ("workload", "slo", "maxgroup")
@@ -396,8 +400,10 @@ def run_row(folder: str | Path) -> dict[str, Any]:
     ts = pd.read_csv(folder / "timeseries.csv")
     for name in ("jobs", "jobs_completed", "jobs_rejected", "cost_usd_per_h",
                  "total_cost_usd", "peak_cost_usd_per_h", "span_h", "slo_attainment",
-                 "mean_slowdown", "max_slowdown"):
+                 *READING_COLUMNS, "mean_slowdown", "max_slowdown"):
         row[name] = summary.get(name)
+    if row["slo_attainment_reference"] is None:  # a summary written before the readings
+        row["slo_attainment_reference"] = summary.get("slo_attainment")
     for gpu_type, count in sorted(summary.get("peak_gpus", {}).items()):
         row[f"peak_gpus_{gpu_type}"] = count
     row["peak_gpus_total"] = _peak_total_gpus(ts)
@@ -518,6 +524,7 @@ def sensitivity_table(runs: pd.DataFrame, settings: Sequence[Setting],
                 "reference_gap": float(ref["optimum_gap"]) if "optimum_gap" in ref.index
                 else math.nan,
                 "slo_attainment": rec.slo_attainment,
+                **{c: getattr(rec, c) for c in READING_COLUMNS},
                 "peak_gpus_total": rec.peak_gpus_total,
                 "peak_cost_usd_per_h": rec.peak_cost_usd_per_h,
                 "jobs": rec.jobs, "jobs_completed": rec.jobs_completed,
@@ -525,7 +532,8 @@ def sensitivity_table(runs: pd.DataFrame, settings: Sequence[Setting],
     return pd.DataFrame(rows, columns=[
         "kind", "value", "trace", "slo", "maxgroup", "policy", "seed", "cost_usd_per_h",
         "total_cost_usd", "optimal_cost_usd_per_h", "cost_over_optimal",
-        "total_cost_over_optimal", "reference_gap", "slo_attainment", "peak_gpus_total",
+        "total_cost_over_optimal", "reference_gap", "slo_attainment", *READING_COLUMNS,
+        "peak_gpus_total",
         "peak_cost_usd_per_h", "jobs", "jobs_completed"])
 
 
@@ -605,6 +613,7 @@ def fluid_table(runs: pd.DataFrame, rates_by_trace: Mapping[str, pd.DataFrame],
             "fluid_cost_usd_per_h": trace_bound / span_h if span_h > 0 else math.nan,
             "cost_over_fluid": rec.total_cost_usd / fluid if fluid > 0 else math.nan,
             "slo_attainment": rec.slo_attainment,
+            **{c: getattr(rec, c) for c in READING_COLUMNS},
             "jobs": rec.jobs, "jobs_completed": rec.jobs_completed,
         })
     return pd.DataFrame(rows)

@@ -4,6 +4,7 @@ validates, classifies and writes ``figures/claims.*`` atomically."""
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from rollmux.experiments.claims.ledger import (
     load_ledger,
     read_metrics,
     read_residuals,
+    read_table,
 )
 from rollmux.experiments.claims.verdict import (
     CALIBRATED,
@@ -29,10 +31,12 @@ from rollmux.experiments.claims.verdict import (
     REPRODUCED,
     STATUSES,
     Tolerance,
+    attach_what_it_would_take,
     beyond_report,
     claims_report,
     counts_line,
     load_tolerances,
+    near_edge,
     status_counts,
 )
 from rollmux.experiments.intervals import (
@@ -57,6 +61,17 @@ SEEDS_NOTE = (
 def _interval_cell(rec: Mapping[str, Any]) -> str:
     """The interval over seeds and how many, or '-' for a claim without one."""
     return f"{rec['interval']} ({rec['seeds']})" if rec.get("interval") else "-"
+
+
+def _margin_text(margin: Any) -> str:
+    """The margin as shown in the tables ('-' where the kind has none)."""
+    value = float(margin) if margin not in ("", None) else math.nan
+    return "-" if math.isnan(value) else f"{value:+.2f}"
+
+
+def _reference_text(rec: Mapping[str, Any]) -> str:
+    """The paper-reference reading of an attainment claim and its status ('' otherwise)."""
+    return f"{rec['reference']} ({rec['reference_status']})" if rec["reference"] else ""
 
 
 def _cell(text: Any) -> str:
@@ -86,9 +101,17 @@ def render_markdown(
         " by construction), `differs` (outside the tolerance; the evidence column names the"
         " results file of the experiment that explains the difference), `straddles` (the 95%"
         " interval over seeds crosses the tolerance's edge: the seeds cannot decide), `not"
-        " reproducible here` (the ledger, src/rollmux/data/claims.csv, says why).",
+        " reproducible here` (the ledger, src/rollmux/data/claims.csv, says why). A fit target is"
+        " `calibrated` only where the fit reaches it within the tolerance; otherwise it"
+        " `differs`, with the fit's residuals as evidence.",
         "",
         SEEDS_NOTE,
+        "",
+        "Margin: (ours - paper) as a fraction of the tolerance (0 exact, +-1 at the edge;"
+        " a range shows the end nearer its failing side). SLO attainment claims take their"
+        " status from the realised reading (realised iteration over solo on the same draws);"
+        " the paper-reference reading (realised over the worst-case solo estimate) and the"
+        " status it would give stand beside it (docs/metrics.md, \"SLO readings\").",
         "",
         "Tolerances by kind (src/rollmux/data/claims_tolerances.yaml):",
         "",
@@ -125,8 +148,8 @@ def render_markdown(
         "## Claims",
         "",
         "| claim | where | statement | role | unit | paper | ours | 95% interval (seeds) "
-        "| ours vs paper | status | reason | evidence |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| ours vs paper | margin | status | paper-reference reading | reason | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rec in report.to_dict("records"):
         notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
@@ -141,11 +164,25 @@ def render_markdown(
             rec["ours"] or "-",
             _interval_cell(rec),
             rec["comparison"] or "-",
+            _margin_text(rec["margin"]),
             rec["status"],
+            _reference_text(rec),
             reason,
             rec["evidence"] or "",
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    edge = report[report["what_it_would_take"].astype(str) != ""]
+    if len(edge):
+        lines += ["", "## Reproduced near the edge: what it would take", "",
+                  "Every `reproduced` row with |margin| > 0.5 and the input the model needs to "
+                  "give the paper's value exactly (computed by the pipeline), so a reader can "
+                  "see whether it agrees for the right reason.", "",
+                  "| claim | paper | ours | margin | what it would take |",
+                  "|---|---|---|---|---|"]
+        for rec in edge.to_dict("records"):
+            cells = [rec["claim_id"], rec["paper"], rec["ours"], _margin_text(rec["margin"]),
+                     rec["what_it_would_take"]]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     used = sorted({f for text in report["footnotes"] for f in str(text).split(";") if f})
     if used:
         lines += ["", "## Footnotes", ""]
@@ -212,7 +249,8 @@ def html_headline(counts: Mapping[str, int]) -> str:
 def _html_claims_table(report: pd.DataFrame) -> str:
     """Every claim as one row: where, statement, paper, ours, ours vs paper, status, why."""
     head = ("claim", "where", "statement", "paper", "ours", "95% interval (seeds)",
-            "ours vs paper", "status", "reason", "evidence")
+            "ours vs paper", "margin", "status", "paper-reference reading", "reason",
+            "evidence")
     rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for rec in report.to_dict("records"):
         notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
@@ -226,7 +264,9 @@ def _html_claims_table(report: pd.DataFrame) -> str:
             _html_cell(rec["ours"] or "-", "num"),
             _html_cell(_interval_cell(rec), "num"),
             _html_cell(rec["comparison"] or "-", "num"),
+            _html_cell(_margin_text(rec["margin"]), "num"),
             _html_cell(status, "num", f"background:{STATUS_COLOURS.get(status, '#fff')}"),
+            _html_cell(_reference_text(rec), "num"),
             _html_cell(reason),
             _html_cell(rec["evidence"] or ""),
         ]) + "</tr>")
@@ -285,6 +325,7 @@ def build_claims_report(
     require_evidence: bool = True,
     beyond_metrics_paths: Iterable[Path | str] = (),
     beyond_ledger: Path | str | None = None,
+    what_it_would_take_paths: Iterable[Path | str] = (),
     out_html: Path | str | None = None,
     out_html_fragment: Path | str | None = None,
     seed_metrics_paths: Iterable[Path | str] = (),
@@ -294,7 +335,9 @@ def build_claims_report(
     ``results_root`` is the folder that evidence and residual paths (``results/...``) are
     relative to (the pipeline's working directory). With ``beyond_metrics_paths``, the
     results beyond the paper (``beyond_ledger``, default the shipped one) are rendered
-    after the claims (:func:`beyond_report`). ``out_html`` and ``out_html_fragment``,
+    after the claims (:func:`beyond_report`). ``what_it_would_take_paths``: computed tables
+    of the inputs that give the paper's values (:func:`attach_what_it_would_take`), shown for
+    every reproduced row with |margin| > 0.5. ``out_html`` and ``out_html_fragment``,
     when given, receive the report as an HTML page and as a fragment for the landing page
     of the Snakemake report. ``seed_metrics_paths`` are the per-seed metrics files
     (results/metrics/seeds/<stage>.csv): each claim's mean and 95% interval over seeds,
@@ -310,6 +353,8 @@ def build_claims_report(
     intervals = claim_intervals(per_seed)
     report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence,
                            intervals=intervals)
+    report = attach_what_it_would_take(
+        report, {str(p): read_table(p) for p in what_it_would_take_paths})
     residuals = {name: read_residuals(fit, results_root) for name, fit in cal.fits.items()}
     beyond_paths = list(beyond_metrics_paths)
     beyond = (beyond_report(load_beyond_ledger(beyond_ledger), beyond_paths, results_root,
@@ -326,7 +371,9 @@ def build_claims_report(
          "calibration": {name: list(fit.targets) for name, fit in cal.fits.items()},
          "beyond": 0 if beyond is None else len(beyond),
          "seeds": sorted(int(s) for s in set(per_seed["seed"])),
-         "interval": f"95% {INTERVAL_METHOD} over seeds"},
+         "interval": f"95% {INTERVAL_METHOD} over seeds",
+         "near_edge": {cid: str(report.set_index("claim_id").at[cid, "what_it_would_take"])
+                       for cid in near_edge(report)}},
         out_summary,
     )
     return counts
