@@ -151,7 +151,7 @@ rule fig03_bad_case:
                    category=REPORT_CATEGORY["motivation"]),
         pdf="figures/fig03_bad_case.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig03_bad_case.log",
     shell:
@@ -169,7 +169,7 @@ rule fig04_switch:
                    category=REPORT_CATEGORY["motivation"]),
         pdf="figures/fig04_switch.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig04_switch.log",
     shell:
@@ -188,7 +188,7 @@ rule fig06_group_status:
                    caption="../report/fig06_group_status.rst", category=REPORT_CATEGORY["design"]),
         pdf="figures/fig06_group_status.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig06_group_status.log",
     shell:
@@ -206,7 +206,7 @@ rule fig07_migration:
                    category=REPORT_CATEGORY["design"]),
         pdf="figures/fig07_migration.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig07_migration.log",
     shell:
@@ -226,7 +226,7 @@ rule fig10_microbench:
                    category=REPORT_CATEGORY["microbench"]),
         pdf="figures/fig10_microbench.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig10_microbench.log",
     shell:
@@ -247,7 +247,7 @@ rule fig12_migration:
                    category=REPORT_CATEGORY["microbench"]),
         pdf="figures/fig12_migration.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig12_migration.log",
     shell:
@@ -266,7 +266,7 @@ rule fig13_sync:
                    category=REPORT_CATEGORY["microbench"]),
         pdf="figures/fig13_sync.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig13_sync.log",
     shell:
@@ -284,7 +284,7 @@ rule fig_theorem1_boundary:
                    caption="../report/fig_theorem1_boundary.rst", category=REPORT_CATEGORY["design"]),
         pdf="figures/fig_theorem1_boundary.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig_theorem1_boundary.log",
     shell:

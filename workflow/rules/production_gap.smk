@@ -102,7 +102,7 @@ rule fig_production_gap:
         ),
         pdf="figures/fig_production_gap.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig_production_gap.log",
     shell:
@@ -152,7 +152,7 @@ if LENGTHS_PATH:
             fit="results/lengths/fit.csv",
         params:
             path=LENGTHS_PATH,
-            python=sys.executable,
+            python=PYTHON,
         log:
             "results/logs/lengths/trace_lengths.log",
         shell:

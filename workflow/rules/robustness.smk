@@ -158,7 +158,7 @@ rule fig16_drift_templates:
         ),
         pdf="figures/fig16_drift_templates.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         window=RB["templates"]["window"],
     log:
         "results/logs/fig16_drift_templates.log",
@@ -181,7 +181,7 @@ rule fig17_drift_cost:
         ),
         pdf="figures/fig17_drift_cost.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         policies=" ".join(RB_POLICIES),
         reference=RB_REFERENCE,
     log:
@@ -207,7 +207,7 @@ rule fig18_drift_utilisation:
         ),
         pdf="figures/fig18_drift_utilisation.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         reference=RB_REFERENCE,
     log:
         "results/logs/fig18_drift_utilisation.log",
@@ -233,7 +233,7 @@ rule fig19_failure_timeline:
         ),
         pdf="figures/fig19_failure_timeline.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig19_failure_timeline.log",
     shell:

@@ -201,7 +201,7 @@ rule fig14_trace_replay:
         ),
         pdf="figures/fig14_trace_replay.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         policies=",".join(config["sim"].get("figures", {}).get(
             "fig14_policies", ["rollmux", "solo-d", "verl"])),
     log:
@@ -225,7 +225,7 @@ rule fig15_sensitivity:
         ),
         pdf="figures/fig15_sensitivity.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         policies=",".join(config["sim"].get("figures", {}).get(
             "fig15_policies", ["rollmux", "random", "greedy"])),
     log:
@@ -249,7 +249,7 @@ rule fig20_mixed:
         ),
         pdf="figures/fig20_mixed.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig20_mixed.log",
     shell:
@@ -272,7 +272,7 @@ rule fig_fluid_bound:
         ),
         pdf="figures/fig_fluid_bound.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         # readable names of the compared traces (the figure shows no internal names)
         trace_labels=";".join(
             f"{trace}="

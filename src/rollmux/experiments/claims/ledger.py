@@ -236,6 +236,12 @@ def fmt(x: float) -> str:
     return "0" if text in ("-0", "0") else text
 
 
+def fmt_range(low: float, high: float) -> str:
+    """A range as ``low to high`` (each end by :func:`fmt`): ``-5.578 to 34.85``, never the
+    ambiguous ``-5.578-34.85``."""
+    return f"{fmt(low)} to {fmt(high)}"
+
+
 def read_table(path: Path | str) -> pd.DataFrame:
     """Read a CSV as strings, lines starting with ``#`` skipped; a clear error if unreadable."""
     try:

@@ -215,23 +215,20 @@ STATUS_COLOURS: dict[str, str] = {
     NOT_REPRODUCIBLE: "#e9e9e9",
 }
 
-#: The HTML report's style: inline, so the report stays one self-contained file. The
-#: ``:has`` rules widen the Snakemake report's landing-page column that holds the table
-#: and start it at the top left (the report centres its content, which would cut off the
-#: top of a page taller than the window); the table scrolls inside its box.
+#: The HTML report's style: inline, so the report stays one self-contained file. The table
+#: is in the page's own flow (no box of its own to scroll) at the size of the text around
+#: it, its cells wrapped (long paths break anywhere), so it fits the width of the page;
+#: the Snakemake report's own layout is workflow/report/report.css.
 _HTML_STYLE = """
-#rollmux-claims { font-family: sans-serif; font-size: 12px; line-height: 1.35; }
-#rollmux-claims table { border-collapse: collapse; margin: 0.5em 0 1em; }
-#rollmux-claims th, #rollmux-claims td { border: 1px solid #ccc; padding: 2px 5px;
-  vertical-align: top; text-align: left; }
+#rollmux-claims { font-family: sans-serif; font-size: 1rem; line-height: 1.4; }
+#rollmux-claims table { border-collapse: collapse; margin: 0.5em 0 1em; width: 100%;
+  font-size: 0.875rem; }
+#rollmux-claims th, #rollmux-claims td { border: 1px solid #ccc; padding: 3px 6px;
+  vertical-align: top; text-align: left; overflow-wrap: anywhere; }
 #rollmux-claims th { background: #f3f3f3; }
-#rollmux-claims td.num { white-space: nowrap; }
-#rollmux-claims .headline td { font-size: 14px; font-weight: bold; text-align: right; }
+#rollmux-claims td.num { overflow-wrap: normal; }
+#rollmux-claims .headline td { font-weight: bold; text-align: right; }
 #rollmux-claims table.headline { width: auto; }
-#rollmux-claims .scroll { max-height: 60vh; overflow: auto; border: 1px solid #ccc; }
-#rollmux-claims .scroll table { margin: 0; }
-.prose:has(#rollmux-claims) { max-width: min(60rem, calc(100vw - 30rem)); }
-.overflow-auto:has(#rollmux-claims) { align-items: flex-start; justify-content: flex-start; }
 """
 
 
@@ -299,7 +296,7 @@ def render_html_fragment(report: pd.DataFrame,
         ("Claims: the paper's numbers next to ours",
          f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)
          + f"<p>{html.escape(SEEDS_NOTE.replace('`', ''))}</p>"),
-        ("Every claim", f'<div class="scroll">{_html_claims_table(report)}</div>'),
+        ("Every claim", _html_claims_table(report)),
         ("", _html_footnotes(report, footnotes or {})),
     ]
     body = "".join((f"<h2>{html.escape(title)}</h2>" if title else "") + content

@@ -24,6 +24,7 @@ from rollmux.experiments.claims.ledger import (
     Calibration,
     ClaimsError,
     fmt,
+    fmt_range,
     parse_number,
     read_metrics,
     tolerances_path,
@@ -228,7 +229,7 @@ def compare(
         else:
             text = f"low x{_ratio(o_low, p_low):.3f}, high x{_ratio(o_high, p_high):.3f}"
         return Comparison(
-            ours=f"{fmt(o_low)}-{fmt(o_high)}",
+            ours=fmt_range(o_low, o_high),
             ratio=math.nan,
             difference=math.nan,
             comparison=text,
@@ -270,7 +271,7 @@ def _opt(x: Any) -> float | None:
 def _paper_text(kind: str, value: float | None, low: float | None, high: float | None) -> str:
     """The paper's value or range as shown in the report."""
     if kind == "range":
-        return f"{fmt(low or 0.0)}-{fmt(high or 0.0)}"
+        return fmt_range(low or 0.0, high or 0.0)
     return fmt(value or 0.0)
 
 
