@@ -31,9 +31,17 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test,cluster]"
 	touch $@ $(VENV)/.installed
 
+# Interrupted (Ctrl-C, a kill, a crash)? Run the same command again: the lock of a killed
+# run is released (scripts/unlock_stale.py, only when no Snakemake runs here) and the jobs
+# it left incomplete run again (--rerun-incomplete); outputs are written atomically, so
+# the resumed run ends with the bytes of an uninterrupted one (tests/test_workflow.py).
+RESUME := --rerun-incomplete
+
 reproduce: $(VENV)/.installed  ## run the pipeline (CONFIG=config/paper.yaml for paper scale), then the HTML report
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
-	$(BIN)/snakemake --configfile $(CONFIG) --report figures/report.html
+	$(BIN)/python scripts/unlock_stale.py --configfile $(CONFIG)
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) $(RESUME)
+	$(BIN)/snakemake --configfile $(CONFIG) --report figures/report.html \
+		--report-stylesheet workflow/report/report.css
 
 # Python caches bytecode (__pycache__, git-ignored) during the tests even where
 # PYTHONDONTWRITEBYTECODE is set: otherwise every xdist worker and every subprocess of the

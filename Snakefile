@@ -25,6 +25,7 @@ include: "workflow/rules/evidence_drift.smk"
 include: "workflow/rules/paperfigs.smk"
 include: "workflow/rules/calibration.smk"
 include: "workflow/rules/beyond.smk"
+include: "workflow/rules/designs.smk"
 include: "workflow/rules/claims.smk"
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, figure_main, job_colour
+from rollmux.plotstyle import SWITCH_COLOURS, apply_style, figure_main
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -28,8 +28,9 @@ def draw(switch: pd.DataFrame) -> plt.Figure:
         part = switch[switch["phase"] == phase].sort_values("model_size_b")
         x = np.arange(len(part))
         width = 0.38
-        ax.bar(x - width / 2, part["warm_s"], width, color=job_colour(2), label="warm start")
-        cold = ax.bar(x + width / 2, part["cold_s"], width, color=job_colour(5),
+        ax.bar(x - width / 2, part["warm_s"], width, color=SWITCH_COLOURS["warm"],
+               label="warm start")
+        cold = ax.bar(x + width / 2, part["cold_s"], width, color=SWITCH_COLOURS["cold"],
                       label="cold start")
         for bar, speedup in zip(cold, part["speedup"], strict=True):
             ax.annotate(f"{speedup:.0f}x", (bar.get_x() + bar.get_width() / 2,

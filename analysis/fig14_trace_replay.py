@@ -4,7 +4,8 @@ Reads the pipeline's tidy tables of the production replays (results/sim/producti
 one row per policy and seed; results/sim/production_timeseries.csv: each replay's
 provisioned cluster as a step function of time) and draws three panels, like the paper's
 Fig. 14a-c: (a) hourly cost, (b) provisioned H20 GPUs, (c) provisioned H800 GPUs, one line
-per policy (first seed), with each policy's time-average cost in the legend.
+per policy (first seed), with each policy's time-average cost in the legend (mean over
+seeds and its 95% Student-t interval, rollmux.experiments.intervals).
 
     python analysis/fig14_trace_replay.py --table results/sim/production.csv \
         --timeseries results/sim/production_timeseries.csv --policies rollmux,solo-d,verl \
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rollmux.experiments.intervals import t_errorbar
 from rollmux.plotstyle import apply_style, figure_main, policy_colour, policy_label
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
@@ -39,7 +41,10 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame, policies: list[str]) -> 
         part = timeseries[(timeseries["policy"] == policy) & (timeseries["seed"] == seed)]
         if not len(part):
             raise ValueError(f"no time series for policy {policy!r}")
-        label = f"{policy_label(policy)} (avg ${means[policy]:,.0f}/h)"
+        # the time-average cost's mean over seeds and its 95% Student-t interval
+        low, high = t_errorbar(table.loc[table["policy"] == policy, "cost_usd_per_h"])
+        spread = f", 95% ${low:,.0f}-{high:,.0f}" if high > low else ""
+        label = f"{policy_label(policy)} (avg ${means[policy]:,.0f}/h{spread})"
         for ax, (column, _, _) in zip(axes, PANELS, strict=True):
             values = part[column] if column in part else 0 * part["time_h"]
             ax.step(part["time_h"], values, where="post", lw=1.0,

@@ -4,7 +4,8 @@ Reads results/sim/sensitivity.csv (one row per setting, policy and seed; columns
 value, policy, total_cost_over_optimal, slo_attainment, ...) and draws, like the paper's
 Fig. 15a-c, one column per sweep (a: workload type BL/RH/TH/Mixed, b: SLO setting,
 c: max group size) with two rows: time-average cost normalised to the offline optimum,
-and SLO attainment, grouped bars per policy (means over seeds).
+and SLO attainment, grouped bars per policy (means over seeds, whiskers their 95%
+Student-t interval: rollmux.experiments.intervals).
 
     python analysis/fig15_sensitivity.py --table results/sim/sensitivity.csv \
         --policies rollmux,random,greedy \
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rollmux.experiments.intervals import t_errorbar
 from rollmux.plotstyle import apply_style, figure_main, policy_label, policy_palette
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
@@ -25,7 +27,7 @@ SWEEPS = (("workload", "(a) workload type", "workload"),
           ("maxgroup", "(c) max group size", "max jobs per group"))
 #: The two rows of the grid: column of the table, its scale, the row's axis label.
 METRICS = (("total_cost_over_optimal", 1.0, "total cost / optimal's"),
-           ("slo_attainment", 100.0, "SLO attainment (%)"))
+           ("slo_attainment_realised", 100.0, "SLO attainment, realised (%)"))
 
 
 def setting_label(kind: str, value: str) -> str:
@@ -43,7 +45,8 @@ def _policy_list(text: str) -> list[str]:
 def draw(table: pd.DataFrame, policies: list[str]) -> plt.Figure:
     """A facet grid: two rows (cost over optimal, SLO attainment) x three sweeps.
 
-    Bars are means over seeds, whiskers the seeds' min-max (seaborn's ``("pi", 100)``).
+    Bars are means over seeds, whiskers their 95% Student-t interval (:func:`t_errorbar`;
+    none with one seed).
     """
     apply_style()
     table = table.assign(value=table["value"].astype(str))
@@ -61,7 +64,7 @@ def draw(table: pd.DataFrame, policies: list[str]) -> plt.Figure:
             ax = axes[row, col]
             sns.barplot(data=part.assign(y=scale * part[column]), x="setting", y="y",
                         hue="label", order=order, hue_order=labels, palette=palette,
-                        estimator="mean", errorbar=("pi", 100), err_kws={"linewidth": 0.8},
+                        estimator="mean", errorbar=t_errorbar, err_kws={"linewidth": 0.8},
                         capsize=0.1, ax=ax, legend=False)
             ax.set_xlabel(xlabel if row == 1 else "")
             ax.set_ylabel(ylabel if col == 0 else "")

@@ -6,7 +6,8 @@ completing the trace's work under each compared policy (config robustness.polici
 static RollMux, Random, Most-Idle) over that under the reference (robustness.reference:
 ``regroup``, hourly optimal regrouping with migration pauses; the dashed line at 1;
 ``total_cost_over_regroup``, docs/metrics.md "Normalised cost"), and the SLO attainment
-of every policy. Bars are means over seeds; whiskers span the seeds when there are several.
+of every policy. Bars are means over seeds; whiskers their 95% Student-t interval when
+there are several (rollmux.experiments.intervals).
 
     python analysis/fig17_drift_cost.py --drift results/robustness/drift.csv \
         --policies rollmux random greedy regroup --reference regroup \
@@ -18,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rollmux.experiments.intervals import t_errorbar
 from rollmux.experiments.robustness import SETTINGS
 from rollmux.plotstyle import apply_style, figure_main, policy_colour, policy_label
 
@@ -25,9 +27,12 @@ import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the
 
 
 def seed_stats(drift: pd.DataFrame, column: str) -> pd.DataFrame:
-    """Mean, min and max of ``column`` over seeds, per setting and policy."""
-    return (drift.groupby(["setting", "policy"])[column].agg(["mean", "min", "max"])
-            .reset_index())
+    """Mean of ``column`` over seeds and its 95% Student-t interval (``low``, ``high``),
+    per setting and policy."""
+    rows = [{"setting": setting, "policy": policy, "mean": float(part.mean()),
+             **dict(zip(("low", "high"), t_errorbar(part), strict=True))}
+            for (setting, policy), part in drift.groupby(["setting", "policy"])[column]]
+    return pd.DataFrame(rows, columns=["setting", "policy", "mean", "low", "high"])
 
 
 def _bars(ax: plt.Axes, stats: pd.DataFrame, policies: list[str], fmt: str) -> None:
@@ -38,8 +43,8 @@ def _bars(ax: plt.Axes, stats: pd.DataFrame, policies: list[str], fmt: str) -> N
     for k, policy in enumerate(policies):
         part = stats[stats["policy"] == policy].set_index("setting").reindex(settings)
         mean = part["mean"].to_numpy(dtype=float)
-        err = np.vstack([mean - part["min"].to_numpy(dtype=float),
-                         part["max"].to_numpy(dtype=float) - mean])
+        err = np.vstack([mean - part["low"].to_numpy(dtype=float),
+                         part["high"].to_numpy(dtype=float) - mean])
         pos = x + (k - (len(policies) - 1) / 2) * width
         bars = ax.bar(pos, mean, width * 0.92, color=policy_colour(policy),
                       label=policy_label(policy),
@@ -61,8 +66,8 @@ def draw(drift: pd.DataFrame, policies: list[str], reference: str) -> plt.Figure
     ax_cost.set_ylabel("total cost / regrouping's (x)")
     ax_cost.set_title("(a) normalised cost under drift", loc="left")
     ax_cost.margins(y=0.15)
-    _bars(ax_slo, seed_stats(drift, "slo_attainment_pct"), drawn, "{:.0f}")
-    ax_slo.set_ylabel("SLO attainment (%)")
+    _bars(ax_slo, seed_stats(drift, "slo_attainment_realised_pct"), drawn, "{:.0f}")
+    ax_slo.set_ylabel("SLO attainment, realised (%)")
     ax_slo.set_ylim(0, 112)
     ax_slo.set_title("(b) SLO attainment", loc="left")
     handles, labels = ax_slo.get_legend_handles_labels()

@@ -5,7 +5,7 @@ utilisation = 1 - bubble fraction per pool, docs/metrics.md) and
 results/robustness/migration.csv (``migration_table``: the hours the reference pauses
 jobs to migrate and restart them) and draws, per drift setting, each pool's utilisation
 under static RollMux and the reference (config robustness.reference: ``regroup``; means
-over seeds), and the migration pause hours.
+over seeds, whiskers their 95% Student-t interval), and the migration pause hours.
 
     python analysis/fig18_drift_utilisation.py \
         --utilisation results/robustness/utilisation.csv \
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rollmux.experiments.intervals import t_errorbar
 from rollmux.experiments.robustness import SETTINGS
 from rollmux.plotstyle import TRAIN_HATCH, apply_style, figure_main, policy_colour, policy_label
 
@@ -49,9 +50,18 @@ def draw(utilisation: pd.DataFrame, migration: pd.DataFrame, reference: str) -> 
         for k, policy in enumerate(compared(reference)):
             part = means[(means["policy"] == policy) & (means["pool"] == pool)]
             values = part.set_index("setting").reindex(settings)["utilisation_pct"].to_numpy()
+            # whiskers: the 95% Student-t interval over seeds (rollmux.experiments.intervals)
+            runs = utilisation[(utilisation["policy"] == policy)
+                               & (utilisation["pool"] == pool)]
+            spans = [t_errorbar(runs.loc[runs["setting"] == s, "utilisation_pct"])
+                     for s in settings]
+            err = np.array([[v - lo for v, (lo, _) in zip(values, spans, strict=True)],
+                            [hi - v for v, (_, hi) in zip(values, spans, strict=True)]])
             bars = ax.bar(x + (k - 0.5) * 0.4, values, 0.37, color=policy_colour(policy),
                           hatch=TRAIN_HATCH if pool == "train" else "", edgecolor="white",
-                          label=policy_label(policy))
+                          label=policy_label(policy),
+                          yerr=err if np.any(err > 1e-12) else None, capsize=2,
+                          error_kw={"linewidth": 0.8})
             ax.bar_label(bars, labels=[f"{v:.1f}" for v in values], fontsize=6.5, padding=1)
         ax.set_xticks(x, settings)
         ax.set_ylim(0, 105)

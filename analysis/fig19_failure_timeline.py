@@ -26,6 +26,7 @@ from rollmux.plotstyle import (
     figure_main,
     job_colour,
     node_label,
+    text_colour_on,
 )
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
@@ -63,7 +64,8 @@ def draw(timeline: pd.DataFrame, events: pd.DataFrame) -> plt.Figure:
                     edgecolor="white", linewidth=0.4)
             if rec.job_id in failed and rec.pool == "rollout":
                 ax.text(rec.start_s + width / 2, row, str(rec.iteration), ha="center",
-                        va="center", fontsize=6, color="white" if not rec.lost else "black")
+                        va="center", fontsize=6,
+                        color="black" if rec.lost else text_colour_on(colour[rec.job_id]))
     for rec in marks.itertuples(index=False):
         col, verb = MARKS[rec.kind]
         ax.axvline(rec.time_s, color=col, linestyle="--", linewidth=1)

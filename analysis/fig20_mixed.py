@@ -6,7 +6,7 @@ total_cost_over_optimal, slo_attainment, peak_gpus_total, ...) and
 results/sim/mixed_timeseries.csv, and draws (a) each policy's hourly cost over time
 (first seed) and (b) the total cost normalised to the optimum's (docs/metrics.md, "Cost
 ratio") and (c) the SLO
-attainment, means over seeds, like the paper's Fig. 20.
+attainment, means over seeds with their 95% Student-t interval, like the paper's Fig. 20.
 
     python analysis/fig20_mixed.py --table results/sim/mixed.csv \
         --timeseries results/sim/mixed_timeseries.csv \
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rollmux.experiments.intervals import t_errorbar
 from rollmux.plotstyle import (
     apply_style,
     figure_main,
@@ -35,7 +36,7 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
     apply_style()
     policies = ordered_policies(table["policy"])
     means = table.groupby("policy")[["cost_usd_per_h", "total_cost_over_optimal",
-                                     "slo_attainment", "peak_gpus_total"]].mean()
+                                     "slo_attainment_realised", "peak_gpus_total"]].mean()
     fig = plt.figure(figsize=(9.0, 3.9))
     grid = fig.add_gridspec(1, 4, width_ratios=(2.6, 1, 1, 0.05))
     ax = fig.add_subplot(grid[0, 0])
@@ -58,10 +59,18 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
     names = [policy_label(p) for p in policies]
     for col, (column, scale, ylabel, title) in enumerate((
             ("total_cost_over_optimal", 1.0, "total cost / optimal's", "(b) cost vs optimal"),
-            ("slo_attainment", 100.0, "SLO attainment (%)", "(c) SLO attainment"))):
+            ("slo_attainment_realised", 100.0, "SLO attainment, realised (%)",
+             "(c) SLO attainment"))):
         bar_ax = fig.add_subplot(grid[0, 1 + col])
         values = [scale * means.loc[p, column] for p in policies]
-        bars = bar_ax.bar(x, values, color=[policy_colour(p) for p in policies])
+        # whiskers: the 95% Student-t interval over seeds (rollmux.experiments.intervals)
+        spans = [t_errorbar(scale * table.loc[table["policy"] == p, column].to_numpy(float))
+                 for p in policies]
+        err = np.array([[v - lo for v, (lo, _) in zip(values, spans, strict=True)],
+                        [hi - v for v, (_, hi) in zip(values, spans, strict=True)]])
+        bars = bar_ax.bar(x, values, color=[policy_colour(p) for p in policies],
+                          yerr=err if np.any(err > 1e-12) else None, capsize=2,
+                          error_kw={"linewidth": 0.8})
         bar_ax.bar_label(bars, labels=[f"{v:.2f}" if scale == 1.0 else f"{v:.0f}"
                                        for v in values], fontsize=6)
         bar_ax.set_xticks(x, names, rotation=35, ha="right", rotation_mode="anchor")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rollmux.experiments.production_gap import CLAIMS
-from rollmux.plotstyle import JOB_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import apply_style, figure_main, mark_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -50,16 +50,16 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             continue
         label = f"{claim} {str(part['metric'].iloc[0]).replace('_', ' ')}"
         series(ratio, [float(part.loc[s, "ours_over_paper"]) for s in steps],
-               JOB_COLOURS[k % len(JOB_COLOURS)], label)
+               mark_colour(k), label)
     ratio.axhline(1.0, color="black", lw=0.8, ls="--")
     ratio.set_xticks(list(x), labels, fontsize=7)
     ratio.set_ylabel("ours / paper")
     ratio.set_title("(a) production claims after each step (1 = the paper's)", loc="left")
     ratio.legend(frameon=False, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     rows = table[table["metric"].str.startswith("slo_attainment_")]
-    for metric, colour, name in (("slo_attainment_realised_rollmux", JOB_COLOURS[0],
+    for metric, colour, name in (("slo_attainment_realised_rollmux", mark_colour(0),
                                   "realised (over solo, same draws)"),
-                                 ("slo_attainment_reference_rollmux", JOB_COLOURS[1],
+                                 ("slo_attainment_reference_rollmux", mark_colour(1),
                                   "over the worst-case solo estimate")):
         part = rows[rows["metric"] == metric].set_index("step")
         series(slo, [float(part.loc[s, "ours"]) for s in steps], colour, name)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, figure_main, job_colour
+from rollmux.plotstyle import apply_style, figure_main, mark_colour, text_colour_on
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -33,16 +33,16 @@ def draw(summary: pd.DataFrame) -> plt.Figure:
     y = np.arange(len(summary))
     labels = [f"{_label(f)}\n[{o}]" for f, o in zip(summary["family"], summary["objective"],
                                                    strict=True)]
-    ax_f.barh(y, summary["rr_optimal_fraction"], color=job_colour(0))
+    ax_f.barh(y, summary["rr_optimal_fraction"], color=mark_colour(0))
     for yi, rec in zip(y, summary.itertuples(index=False), strict=True):
         ax_f.annotate(f"{rec.n_counterexamples} / {rec.n_instances} counterexamples",
-                      (0.02, yi), va="center", fontsize=7, color="white")
+                      (0.02, yi), va="center", fontsize=7, color=text_colour_on(mark_colour(0)))
     ax_f.set_yticks(y, labels, fontsize=7)
     ax_f.set_ylim(len(summary) - 0.5, -0.5)
     ax_f.set_xlim(0, 1)
     ax_f.set_xlabel("share of instances where round-robin is optimal")
     ax_f.set_title("Theorem 1 boundary map", loc="left")
-    ax_r.barh(y, summary["worst_util_ratio"] - 1.0, left=1.0, color=job_colour(5))
+    ax_r.barh(y, summary["worst_util_ratio"] - 1.0, left=1.0, color=mark_colour(1))
     for yi, value in zip(y, summary["worst_util_ratio"], strict=True):
         ax_r.annotate(f"{value:.3f}", (value, yi), va="center", ha="left", fontsize=7)
     ax_r.axvline(1.0, color="grey", linewidth=0.8)

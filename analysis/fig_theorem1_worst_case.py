@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, figure_main, job_colour
+from rollmux.plotstyle import apply_style, figure_main, mark_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -52,7 +52,7 @@ def draw(table: pd.DataFrame, supremum: pd.DataFrame) -> plt.Figure:
             rows = part[part["family"] == family].sort_values("n_jobs")
             if rows.empty:
                 continue
-            colour = job_colour(FAMILY_ORDER.index(family))
+            colour = mark_colour(FAMILY_ORDER.index(family))
             ax.plot(rows["n_jobs"], rows["ratio"], color=colour, label=_label(family))
             exhaustive = rows["method"] == "exhaustive"
             ax.scatter(rows.loc[exhaustive, "n_jobs"], rows.loc[exhaustive, "ratio"],

@@ -38,6 +38,8 @@ DOC_BLOCKS = {
     "theorem1-worst-case": (Path("docs") / "theorem1.md", theorem1_numbers.worst_case_block),
     "theorem1-supremum": (Path("docs") / "theorem1.md", theorem1_numbers.supremum_block),
     "theorem1-readings": (Path("docs") / "theorem1.md", theorem1_numbers.readings_block),
+    "theorem1-slo-optimum": (Path("docs") / "theorem1.md", theorem1_numbers.slo_optimum_block),
+    "theorem1-repeat": (Path("docs") / "theorem1.md", theorem1_numbers.repeat_block),
     "findings-theorem1": (Path("docs") / "findings.md", theorem1_numbers.findings_block),
 }
 
@@ -68,7 +70,7 @@ def stale_doc_blocks(root: Path = ROOT, write: bool = False) -> list[str]:
         text = texts.get(path, path.read_text(encoding="utf-8"))
         try:
             block = render_block(root)
-        except ValueError:
+        except theorem1_numbers.MissingResults:
             continue
         if doc_block(text, name) != block:
             stale.append(name)
@@ -92,10 +94,14 @@ def render(root: Path = ROOT) -> str:
     if HEADLINE not in rows:
         raise ValueError(f"{claims_path}: no row for claim {HEADLINE}")
     headline = rows[HEADLINE]
+    # its 95% interval over seeds, when the report has one (docs/metrics.md)
+    interval = (f", 95% interval {float(headline['ci_low']):.2f}-"
+                f"{float(headline['ci_high']):.2f}x over {headline['seeds']} seeds"
+                if headline.get("interval") else "")
     return (
         f"On the quick profile the report reads **{summary}** "
         f"({SUMMARY}). The production trace replay is {float(headline['ours']):.2f}x "
-        f"cheaper than Solo-D against the paper's {float(headline['paper']):.2f}x "
+        f"cheaper than Solo-D{interval} against the paper's {float(headline['paper']):.2f}x "
         f"(claim {HEADLINE}, figures/claims.csv).\n"
     )
 

@@ -22,6 +22,7 @@ from rollmux.experiments.claims import (
     DIFFERS,
     NOT_REPRODUCIBLE,
     REPRODUCED,
+    STRADDLES,
     ClaimsError,
     beyond_report,
     build_claims_report,
@@ -33,15 +34,21 @@ from rollmux.experiments.claims import (
     load_tolerances,
     render_html_fragment,
 )
-from rollmux.experiments.metrics import METRIC_COLUMNS
+from rollmux.experiments.metrics import (
+    ATTAINMENT_METRICS,
+    BESIDE_READING,
+    METRIC_COLUMNS,
+    with_reading,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_CLAIMS = ROOT.parent / "shared" / "paper" / "claims.csv"
 
 
 def _metrics_rows(ledger: pd.DataFrame) -> list[dict[str, str]]:
-    """One metrics row per reproducible claim, carrying the paper's own numbers."""
-    return [
+    """One metrics row per reproducible claim, carrying the paper's own numbers (an SLO
+    attainment claim also its paper-reference companion row, same numbers)."""
+    rows = [
         {
             "metric": rec["metric"],
             "value": rec["paper_value"],
@@ -54,6 +61,8 @@ def _metrics_rows(ledger: pd.DataFrame) -> list[dict[str, str]]:
         for rec in ledger.to_dict("records")
         if rec["reproducible"] == "yes"
     ]
+    return rows + [{**row, "metric": with_reading(row["metric"], BESIDE_READING)}
+                   for row in rows if row["metric"] in ATTAINMENT_METRICS]
 
 
 def _write(path: Path, rows: list[dict[str, str]]) -> Path:
@@ -118,7 +127,7 @@ def test_all_reproduced_when_ours_equal_paper(tmp_path: Path) -> None:
     n_cal = len({t for fit in load_calibration(ledger).fits.values() for t in fit.targets}
                 & set(ledger["claim_id"]))
     assert counts == {REPRODUCED: len(ledger) - n_no - n_cal, CALIBRATED: n_cal, DIFFERS: 0,
-                      NOT_REPRODUCIBLE: n_no}
+                      NOT_REPRODUCIBLE: n_no, STRADDLES: 0}
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["counts"] == counts and summary["total"] == len(ledger)
     assert list(table["claim_id"]) == list(ledger["claim_id"])
@@ -467,6 +476,8 @@ def test_beyond_result_without_value_or_evidence_fails_loudly(tmp_path: Path) ->
         beyond_report(beyond, [full], tmp_path, require_evidence=True)
     (tmp_path / "results" / "beyond").mkdir(parents=True)
     (tmp_path / "results" / "beyond" / "repeat.csv").write_text("trace\nx\n")
+    (tmp_path / "results" / "theorem1").mkdir(parents=True)
+    (tmp_path / "results" / "theorem1" / "slo_optimum.csv").write_text("group\n0\n")
     assert len(beyond_report(beyond, [full], tmp_path, require_evidence=True)) == len(beyond)
     wrong_unit = _beyond_rows(beyond)
     wrong_unit[0]["unit"] = "%"
@@ -477,3 +488,116 @@ def test_beyond_result_without_value_or_evidence_fails_loudly(tmp_path: Path) ->
     (tmp_path / "ledger.csv").write_text(text)
     with pytest.raises(ClaimsError, match=r"row 1 \(B01\), column unit: 'zz'"):
         load_beyond_ledger(tmp_path / "ledger.csv")
+
+
+def _with_residuals(tmp_path: Path, body: str) -> None:
+    """Write the test fit's residuals file under ``tmp_path``."""
+    residuals = tmp_path / "results" / "calibration" / "trace_mix" / "residuals.csv"
+    residuals.parent.mkdir(parents=True, exist_ok=True)
+    residuals.write_text("target,unit,paper,fitted,residual,note\n" + body)
+
+
+def test_calibrated_only_where_the_fit_reaches_the_claim(tmp_path: Path) -> None:
+    """A fit target outside its tolerance `differs`, the fit's residuals as its evidence."""
+    ledger = load_ledger()
+    _with_residuals(tmp_path, "C05,USD/h,936,1100,+17.5%,fit\nF1,h,370.2,370.2,0,fit\n")
+    rows = _metrics_rows(ledger)
+    next(r for r in rows if r["metric"] == "cost_per_hour_solod")["value"] = "1100"
+    _, table = _build(tmp_path, rows, require_evidence=True,
+                      calibration=_calibration_file(tmp_path, ["C05", "F1"]))
+    rec = table.set_index("claim_id").loc["C05"]
+    assert rec["status"] == DIFFERS and rec["calibration"] == "trace_mix"
+    assert rec["evidence"] == "results/calibration/trace_mix/residuals.csv"
+    assert "does not reach" in rec["reason"]
+
+
+def test_range_claim_with_one_fitted_end_judges_the_other_as_a_prediction(
+        tmp_path: Path) -> None:
+    """Target `C24:high`: the high end is fitted, the low end a prediction that can miss."""
+    ledger = load_ledger()
+    _with_residuals(tmp_path, "C24,%,18.1,18.1,+0.000 pp,fit\nF1,h,370.2,370.2,0,fit\n")
+    calibration = _calibration_file(tmp_path, ["C24:high", "F1"])
+    assert load_calibration(ledger, calibration).fitted_end("C24") == "high"
+    rows = _metrics_rows(ledger)
+    _, table = _build(tmp_path, rows, calibration=calibration)
+    rec = table.set_index("claim_id").loc["C24"]
+    assert rec["status"] == CALIBRATED and "low end is not fitted" in rec["reason"]
+    next(r for r in rows if r["metric"] == "iteration_slowdown_vs_ideal")["low"] = "0.3"
+    _, table = _build(tmp_path, rows, calibration=calibration)
+    rec = table.set_index("claim_id").loc["C24"]
+    assert rec["status"] == DIFFERS and "a prediction outside the tolerance" in rec["reason"]
+    with pytest.raises(ClaimsError, match="one end of a range claim"):
+        load_calibration(ledger, _calibration_file(tmp_path, ["C05:high"]))
+
+
+def test_margin_is_the_difference_over_the_tolerance(tmp_path: Path) -> None:
+    """0 exact, +-1 at the edge; a range shows the end nearer its failing side."""
+    ledger = load_ledger()
+    rows = _metrics_rows(ledger)
+    paper = dict(zip(ledger["metric"], ledger["paper_value"], strict=True))
+    ratio = next(r for r in rows if r["metric"] == "cost_ratio_solod_over_rollmux")
+    ratio["value"] = str(float(paper["cost_ratio_solod_over_rollmux"]) * 1.05)  # tol 10%
+    c24 = next(r for r in rows if r["metric"] == "iteration_slowdown_vs_ideal")  # 8-18.1 %
+    c24["low"], c24["high"] = "12", "16.1"  # low +4 pp, high -2 pp; 5 pp band
+    _, table = _build(tmp_path, rows)
+    rec = table.set_index("claim_id")
+    assert float(rec.at["C01", "margin"]) == pytest.approx(0.5)
+    assert float(rec.at["C24", "margin"]) == pytest.approx(-0.4)
+    assert float(rec.at["C02", "margin"]) == pytest.approx(0.0)
+    kinds = dict(zip(rec.index, rec["kind"], strict=True))
+    bounds = [c for c, k in kinds.items() if k in ("lower_bound", "upper_bound", "property")]
+    assert bounds and all(rec.at[c, "margin"] == "" for c in bounds)
+
+
+def test_attainment_claims_take_the_realised_reading(tmp_path: Path) -> None:
+    """C03 differs on its realised value; the reference value stands beside it, and the
+    row says the two readings disagree; without the reference row the report fails."""
+    ledger = load_ledger()
+    rows = _metrics_rows(ledger)
+    next(r for r in rows if r["metric"] == "slo_attainment_rollmux")["value"] = "91.5"
+    _, table = _build(tmp_path, rows)
+    rec = table.set_index("claim_id").loc["C03"]
+    assert (rec["status"], rec["reading"]) == (DIFFERS, "realised")
+    assert (rec["reference"], rec["reference_status"]) == ("100", REPRODUCED)
+    assert rec["reason"].startswith("The readings disagree: realised 91.5 (differs), paper "
+                                    "reference 100 (reproduced)")
+    same = table.set_index("claim_id").loc["C38"]
+    assert same["status"] == same["reference_status"] == REPRODUCED
+    assert "disagree" not in same["reason"]
+    assert (table.set_index("claim_id").loc["C01", ["reading", "reference"]] == "").all()
+    markdown = (tmp_path / "claims.md").read_text()
+    assert "| 100 (reproduced) |" in markdown
+    without = [r for r in rows if r["metric"] != "slo_attainment_rollmux@reference"]
+    with pytest.raises(ClaimsError, match=r"slo_attainment_rollmux@reference \(claim C03\)"):
+        _build(tmp_path, without)
+    stray = [*rows, {**rows[0], "metric": "cost_ratio_solod_over_rollmux@reference"}]
+    with pytest.raises(ClaimsError, match="only an SLO attainment metric"):
+        _build(tmp_path, stray)
+
+
+def test_near_edge_reproduced_rows_get_a_computed_what_it_would_take(tmp_path: Path) -> None:
+    """A reproduced row with |margin| > 0.5 shows the computed input that gives the paper's
+    value, or `not computed`; rows nearer the paper and differing rows get nothing."""
+    ledger = load_ledger()
+    rows = _metrics_rows(ledger)
+    paper = dict(zip(ledger["metric"], ledger["paper_value"], strict=True))
+    for metric, factor in (("cost_ratio_solod_over_rollmux", 1.08),
+                           ("cost_ratio_verl_over_rollmux", 1.09),
+                           ("cost_per_hour_rollmux", 1.02)):
+        rec = next(r for r in rows if r["metric"] == metric)
+        rec["value"] = str(float(paper[metric]) * factor)
+    wit = tmp_path / "wit.csv"
+    pd.DataFrame([
+        {"claim_id": "C01", "quantity": "utilisation", "unit": "x", "ours": 0.52,
+         "needed": 0.73, "note": "n"},
+        {"claim_id": "C01", "quantity": "a reading", "unit": "x", "ours": 1.0, "needed": "",
+         "note": "no input"},
+    ]).to_csv(wit, index=False)
+    _, table = _build(tmp_path, rows, what_it_would_take_paths=[wit])
+    rec = table.set_index("claim_id")
+    assert rec.at["C01", "what_it_would_take"] == f"utilisation: ours 0.52, needed 0.73 x ({wit})"
+    assert rec.at["C02", "what_it_would_take"] == "not computed"
+    assert rec.at["C04", "what_it_would_take"] == ""
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert set(summary["near_edge"]) == {"C01", "C02"}
+    assert "## Reproduced near the edge" in (tmp_path / "claims.md").read_text()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -52,11 +53,18 @@ def one_row_trace(path: Path, row: str) -> Path:
     return path
 
 
+#: A progress line (stderr is not a terminal here): written on the clock, so some runs
+#: have them and some not; rollmux.cliutil.LineProgress and tests/test_cli_startup.py.
+PROGRESS_LINE = re.compile(r"^rollmux: (?!error: )[^:]+: (.* )?\d+ s( of at most .*)?( \[.*\])?$")
+
+
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run the CLI in-process: exit status, stdout, stderr."""
+    """Run the CLI in-process: exit status, stdout, stderr without progress lines."""
     code = main(argv)
     captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    err = "".join(line for line in captured.err.splitlines(keepends=True)
+                  if not PROGRESS_LINE.match(line.rstrip("\n")))
+    return code, captured.out, err
 
 
 def assert_one_error(err: str, *fragments: str) -> None:
@@ -230,7 +238,7 @@ def test_bad_output_file_is_refused_before_any_work(
     ("", "the path is empty"),
     (".", "current folder"),
     ("afile", "is a file; expected a folder"),
-    ("foreign", "holds files but no config.json"),
+    ("foreign", "rollmux did not write it"),
     ("afile/below", "afile is a file"),
 ])
 def test_simulate_refuses_a_bad_out_before_replaying(
@@ -240,7 +248,7 @@ def test_simulate_refuses_a_bad_out_before_replaying(
     """`simulate --out ''` no longer writes six files into the current folder: a bad
     --out (or one that is not an earlier output, which replacing would delete) is
     refused when the options are parsed, before the replay."""
-    from rollmux.sim import cli as sim_cli
+    from rollmux.sim import replay
 
     trace = tiny_trace(tmp_path / "t.csv")
     monkeypatch.chdir(tmp_path)
@@ -252,7 +260,7 @@ def test_simulate_refuses_a_bad_out_before_replaying(
     def no_replay(*args: object, **kwargs: object) -> None:
         raise AssertionError("the replay ran before --out was checked")
 
-    monkeypatch.setattr(sim_cli, "run_replay", no_replay)
+    monkeypatch.setattr(replay, "run_replay", no_replay)
     code, _, err = run(["simulate", "--trace", str(trace), "--policy", "rollmux", "--out", out],
                        capsys)
     assert code == 2
@@ -260,16 +268,21 @@ def test_simulate_refuses_a_bad_out_before_replaying(
     assert files_under(tmp_path) == before
 
 
-def test_simulate_replaces_an_earlier_output(tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
-    """An earlier output folder (it holds config.json) is replaced whole by a rerun."""
+def test_simulate_replaces_its_own_output_but_not_a_file_added_to_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder rollmux wrote is replaced whole by a rerun; once a user adds a file to it,
+    the rerun is refused (one line naming the folder and the file) and the file stays."""
     trace = tiny_trace(tmp_path / "t.csv")
     out = tmp_path / "run"
     argv = ["simulate", "--trace", str(trace), "--policy", "solo-d", "--quiet", "--out", str(out)]
     assert run(argv, capsys)[0] == 0
-    (out / "stale.txt").write_text("from an older version")
     assert run(argv, capsys)[0] == 0
-    assert not (out / "stale.txt").exists() and (out / "config.json").is_file()
+    (out / "notes.txt").write_text("mine")
+    before = files_under(tmp_path)
+    code, _, err = run(argv, capsys)
+    assert code == ExitStatus.USAGE
+    assert_one_error(err, str(out), "notes.txt", "rollmux did not write")
+    assert files_under(tmp_path) == before and (out / "notes.txt").read_text() == "mine"
 
 
 def test_os_error_while_writing_names_the_output_not_a_temp_file(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -229,3 +230,79 @@ def test_slice_member_reads_the_phase_model() -> None:
     assert m.restore_s == 2.0
     assert m.snapshot_s == pytest.approx(max(0.0, 2.0 - HW.perf.warm_switch_const_s))
     assert math.isfinite(m.rollout_s) and m.rollout_s > 0
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def test_repricing_is_exact_because_decisions_ignore_the_price_ratio(tmp_path) -> None:
+    """Every compared policy decides the same at another H800 price: GPU-hours per type
+    are equal, so re-pricing a replay (experiments.designs.crossover_table) is exact."""
+    from rollmux.experiments.designs import crossover_table, design_row
+    from rollmux.sim.replay import write_result
+
+    trace = [_job(k, 150.0 + 40 * k, 260.0 - 30 * k, slo=1.6, iterations=8,
+                  arrival_s=20.0 * k) for k in range(5)]
+    cheap = load_hardware(overrides={"gpus.H800.price_usd_per_h": 1.85})
+    for policy in ("rollmux", "rollmux-join", "timeslice", "async-solo-d", "solo-d", "verl"):
+        rows = []
+        for k, hw in enumerate((HW, cheap)):
+            r = simulate_trace(trace, policy, hw, 0, SimConfig(stochastic=False))
+            out = tmp_path / f"{policy}-{k}"
+            write_result(r, out)
+            rows.append(design_row(out, "t"))
+        assert rows[0]["gpu_h_H20"] == pytest.approx(rows[1]["gpu_h_H20"], rel=1e-12), policy
+        assert rows[0]["gpu_h_H800"] == pytest.approx(rows[1]["gpu_h_H800"], rel=1e-12), policy
+        # Re-priced at the cheap hardware's ratio (1.0), the first replay costs what the
+        # second one cost.
+        frame = pd.DataFrame([rows[0]])
+        repriced = crossover_table(frame, [1.0], HW.gpu("H20").price_usd_per_h)
+        assert float(repriced.total_cost_usd.iloc[0]) == pytest.approx(
+            rows[1]["total_cost_usd"], rel=1e-9), policy
+
+
+def test_crossover_ratio_solves_the_cost_equality() -> None:
+    """At the crossover ratio the two designs cost the same; below it one pool is cheaper."""
+    from rollmux.experiments.designs import COMPARISON_COLUMNS, crossover_ratios
+
+    base = dict.fromkeys(COMPARISON_COLUMNS, 0.0)
+    two = {**base, "trace": "t", "lengths": "", "policy": "rollmux", "gpu_h_H20": 300.0,
+           "gpu_h_H800": 200.0, "busy_rollout_gpu_h": 1.0, "busy_train_gpu_h": 1.0}
+    one = {**base, "trace": "t", "lengths": "", "policy": "verl", "gpu_h_H20": 0.0,
+           "gpu_h_H800": 350.0}
+    solo = {**base, "trace": "t", "lengths": "", "policy": "solo-d", "gpu_h_H20": 1.0,
+            "gpu_h_H800": 1.0, "busy_rollout_gpu_h": 3.0, "busy_train_gpu_h": 1.0}
+    ratios = crossover_ratios(pd.DataFrame([two, one, solo]), "rollmux", "verl", 2.85)
+    p = float(ratios.crossover_price_ratio.iloc[0])
+    assert p == pytest.approx(2.0)
+    assert 300 + p * 200 == pytest.approx(p * 350)
+    assert bool(ratios.two_pools_cheaper_at_paper_ratio.iloc[0])
+    assert float(ratios.rollout_share.iloc[0]) == pytest.approx(0.75)
+    # A one-pool design using no more H800-hours is never beaten.
+    one["gpu_h_H800"] = 150.0
+    ratios = crossover_ratios(pd.DataFrame([two, one]), "rollmux", "verl", 2.85)
+    assert math.isinf(float(ratios.crossover_price_ratio.iloc[0]))
+
+
+def test_design_metrics_name_the_cheapest_design_meeting_every_slo() -> None:
+    """The metrics: cost over rollmux, realised attainment, crossover with the cheapest."""
+    from rollmux.experiments.designs import COMPARISON_COLUMNS, crossover_ratios, design_metrics
+
+    base = dict.fromkeys(COMPARISON_COLUMNS, 0.0)
+
+    def row(policy: str, cost: float, slo: float, staleness: int = 0, h20: float = 0.0,
+            h800: float = 100.0) -> dict[str, object]:
+        return {**base, "trace": "t-1", "lengths": "", "policy": policy,
+                "total_cost_usd": cost, "slo_attainment": slo,
+                "slo_attainment_realised": slo, "staleness": staleness, "gpu_h_H20": h20,
+                "gpu_h_H800": h800}
+
+    rows = pd.DataFrame([row("rollmux", 100.0, 0.9, h20=50.0, h800=60.0),
+                         row("rollmux-join", 104.0, 1.0), row("verl", 90.0, 0.95),
+                         row("solo-d", 130.0, 1.0), row("async-solo-d", 80.0, 1.0, 1)])
+    ratios = crossover_ratios(rows, "rollmux", "verl", 2.85)
+    m = design_metrics(rows, ratios, "src").set_index("metric")
+    assert m.value["designs_rollmux_join_cost_ratio_t_1"] == pytest.approx(1.04)
+    assert m.value["designs_verl_slo_attainment_realised_t_1"] == pytest.approx(95.0)
+    note = m.note["designs_crossover_price_ratio_t_1"]
+    assert "every SLO: async-solo-d" in note and "on-policy: rollmux-join" in note

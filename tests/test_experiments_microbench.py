@@ -49,8 +49,8 @@ def evidence() -> pd.DataFrame:
     return what_it_would_take(0, 60)
 
 
-def test_targets_are_table4_and_the_texts_facts() -> None:
-    """The fit reads C23 (an input claim, never a benefit) and three facts of sec. 6.2."""
+def test_targets_are_the_texts_facts_only() -> None:
+    """The fit's targets are three facts of sec. 6.2; Table 4 (C23) is read, not fitted."""
     ledger = load_ledger()
     targets = microbench_targets(ledger)
     assert (targets.overhead_low_pct, targets.overhead_high_pct) == (1.6, 9.8)
@@ -58,7 +58,8 @@ def test_targets_are_table4_and_the_texts_facts() -> None:
     assert targets.a_train_over_rollout == 1.0
     roles = dict(zip(ledger["claim_id"], ledger["role"], strict=True))
     declared = load_calibration(ledger).fits[FIT].targets
-    assert [roles.get(t, "fact") for t in declared] == ["input"] + ["fact"] * 3
+    assert [roles.get(t, "fact") for t in declared] == ["fact"] * 3
+    assert load_calibration(ledger).fit_of("C23") is None
 
 
 def test_packaged_job_types_are_the_fitted_ones(fit: MicrobenchFit) -> None:
@@ -67,30 +68,24 @@ def test_packaged_job_types_are_the_fitted_ones(fit: MicrobenchFit) -> None:
 
 
 def test_fit_meets_its_targets(fit: MicrobenchFit) -> None:
-    """C's rollout holds the two D trainings; the highest overhead is at the cap; E keeps 6x."""
+    """C's rollout holds the two D trainings; E keeps 6x; C's training and E's size are
+    the estimates (Table 4's overheads are predictions, whatever they are)."""
     hw = load_hardware()
     spatial = build_scenario("spatial", hw, fit.definitions)
     _, eff_train = spatial.group.effective_phases_s()
     c_rollout = fit.definitions["job_types"]["C"]["rollout_s"]
     assert c_rollout == pytest.approx(eff_train[1] + eff_train[2], abs=0.1)
     assert c_rollout >= eff_train[1] + eff_train[2]
-    worst = 100.0 * fit.table4["overhead_vs_solo"].max()
-    assert worst == pytest.approx(9.8, abs=FIT_CONFIG["tolerance_pp"])
-    for name in ("spatial", "train"):
-        part = fit.table4[fit.table4.scenario == name]
-        assert 100.0 * part["overhead_vs_solo"].max() <= 9.8 + 1e-6
     e = fit.definitions["job_types"]["E"]
     assert e["rollout_s"] / e["train_s"] == pytest.approx(6.0)
-    # of E's two sizes at the cap the smaller: E waits for the D jobs' cycle
-    assert fit.e_train_other_s > fit.sizes["E"][1]
-    chains = [r + t for r, t in zip(*build_scenario("train", hw, fit.definitions)
-                                    .group.effective_phases_s(), strict=True)]
-    assert chains[2] < max(chains[:2])
+    estimates = load_microbench()["job_types"]
+    assert fit.sizes["C"][1] == estimates["C"]["train_s"]
+    assert fit.sizes["E"][1] == estimates["E"]["train_s"]
     # the two A jobs are fully complementary: a full temporal group
     rollout, trained = build_scenario("temporal", hw, fit.definitions).group.effective_phases_s()
     assert trained[0] == pytest.approx(rollout[0], abs=0.05)
     assert set(fit.residuals["target"]) == {
-        "C23", "spatial_d_trainings_in_c_rollout", "microbench_e_rollout_over_train",
+        "spatial_d_trainings_in_c_rollout", "microbench_e_rollout_over_train",
         "temporal_a_fully_complementary"}
 
 
@@ -118,7 +113,7 @@ def test_run_fails_before_writing_when_packaged_values_differ(tmp_path: Path) ->
     path.write_text(yaml.safe_dump(moved), encoding="utf-8")
     with pytest.raises(FitError, match=r"job_types\.C\.rollout_s is 400\.0"):
         run_microbench_types(tmp_path / "fitted.yaml", tmp_path / "residuals.csv",
-                             FIT_CONFIG["seed"], FIT_CONFIG["iterations"], 0.05,
+                             FIT_CONFIG["seed"], FIT_CONFIG["iterations"],
                              microbench_path=path)
     assert not (tmp_path / "residuals.csv").exists()
     assert not (tmp_path / "fitted.yaml").exists()

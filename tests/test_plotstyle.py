@@ -15,11 +15,17 @@ import pytest
 
 from rollmux.placement import builtin_policy_names
 from rollmux.plotstyle import (
+    EVENT_COLOURS,
+    JOB_COLOURS,
+    MIN_POLICY_DISTANCE,
+    PALETTES,
+    PLUGIN_COLOURS,
     POLICY_STYLES,
     ordered_policies,
     policy_colour,
     policy_label,
     policy_palette,
+    text_colour_on,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,23 +71,97 @@ def test_ordered_policies_fixed_order() -> None:
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_figure_script_uses_the_one_palette(script: Path) -> None:
-    """No script defines colours or labels of its own: no hex colours, no label/colour maps.
+    """No script defines colours or policy labels of its own: no hex colours, no colour
+    maps, no maps keyed by policy names, no indexing of the palettes.
 
-    Colours come from rollmux.plotstyle (policy_colour, job_colour, the named maps); a
-    ``color=`` literal may only be a neutral mark (grey, black, white).
+    Colours come from rollmux.plotstyle (policy_colour, job_colour, mark_colour, the named
+    maps); a ``color=`` literal may only be a neutral mark (grey, black, white).
     """
     text = script.read_text(encoding="utf-8")
     assert "rollmux.plotstyle" in text, "draws without the plotting module"
     assert not HEX.search(text), f"hex colour literal {HEX.search(text)}"
     tree = ast.parse(text)
+    policies = set(builtin_policy_names())
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
-            for target in node.targets:
-                name = getattr(target, "id", "")
-                assert not re.search(r"LABELS|COLOU?RS", name), f"own map {name}"
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Dict):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            name = ", ".join(getattr(target, "id", "") for target in targets)
+            assert not re.search(r"COLOU?RS", name), f"own colour map {name}"
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                if not (isinstance(key, ast.Constant) and key.value in policies
+                        and isinstance(value, ast.Constant) and isinstance(value.value, str)):
+                    continue
+                # A policy's label or colour written again: a second label or colour map.
+                assert value.value != policy_label(key.value), f"own label map {name}"
+                assert not mcolors.is_color_like(value.value), f"own colour map {name}"
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and node.value.id in ("JOB_COLOURS", "MARK_COLOURS")):
+            raise AssertionError(f"line {node.lineno}: {node.value.id}[...]: use "
+                                 "job_colour(job index) or mark_colour(i)")
         if (isinstance(node, ast.keyword) and node.arg in ("color", "colour", "c")
                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
             assert node.value.value in NEUTRAL, f"colour literal {node.value.value!r}"
+
+
+def _lab(colour: str) -> np.ndarray:
+    """CIELAB (D65) coordinates of a matplotlib colour (sRGB companding, CIE formulas)."""
+    rgb = np.array(mcolors.to_rgb(colour))
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722],
+                    [0.0193, 0.1192, 0.9505]]) @ linear / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 216 / 24389, np.cbrt(xyz), (24389 / 27 * xyz + 16) / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def delta_e(a: str, b: str) -> float:
+    """CIE 1976 colour difference of two colours."""
+    return float(np.linalg.norm(_lab(a) - _lab(b)))
+
+
+def test_delta_e_tells_near_from_far_colours() -> None:
+    """The distance used below: 0 for one colour, small for near shades, large for hues."""
+    assert delta_e("#0072B2", "#0072B2") == 0.0
+    assert delta_e("#0072B2", "#0075B5") < 3
+    assert delta_e("#0072B2", "#D55E00") > 60
+    assert abs(delta_e("white", "black") - 100.0) < 0.1
+
+
+def test_policy_colours_mean_policies_only() -> None:
+    """No colour of a job, phase, switch, drift, event or mark palette is near a policy's."""
+    policy = [style.colour for style in POLICY_STYLES.values()] + list(PLUGIN_COLOURS)
+    near = [(name, colour, other, round(delta_e(colour, other), 1))
+            for name, palette in PALETTES.items() for colour in palette for other in policy
+            if delta_e(colour, other) < MIN_POLICY_DISTANCE]
+    assert near == []
+
+
+@pytest.mark.parametrize("name", sorted(PALETTES))
+def test_each_palette_tells_its_entries_apart(name: str) -> None:
+    """Within one palette, every two colours are far apart (delta E >= 25)."""
+    palette = list(PALETTES[name])
+    near = [(a, b) for i, a in enumerate(palette) for b in palette[i + 1:]
+            if delta_e(a, b) < 25]
+    assert near == []
+
+
+def test_timeline_events_differ_from_every_job() -> None:
+    """Fig. 19 draws jobs and events together: no event colour is near a job colour."""
+    assert min(delta_e(e, j) for e in EVENT_COLOURS.values() for j in JOB_COLOURS) >= 20
+
+
+def test_text_on_a_fill_reads() -> None:
+    """Dark fills get white text, light fills black."""
+    assert text_colour_on("#332288") == "white"
+    assert text_colour_on("#DDCC77") == "black"
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_job_colours_colour_jobs_only(script: Path) -> None:
+    """``job_colour`` takes a job's index, never a literal (a fixed colour of another mark)."""
+    for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "job_colour"
+                and node.args and isinstance(node.args[0], ast.Constant)):
+            raise AssertionError(f"line {node.lineno}: job_colour({node.args[0].value!r})")
 
 
 def _replay_frames(policies: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -90,7 +170,7 @@ def _replay_frames(policies: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
         "trace": "t", "policy": policies, "seed": 0, "jobs": 3,
         "cost_usd_per_h": np.arange(1.0, len(policies) + 1) * 100,
         "total_cost_over_optimal": np.linspace(1.0, 2.0, len(policies)),
-        "slo_attainment": np.linspace(1.0, 0.5, len(policies)),
+        "slo_attainment_realised": np.linspace(1.0, 0.5, len(policies)),
         "peak_gpus_total": 16})
     ts = pd.DataFrame([{"policy": p, "seed": 0, "time_h": t, "cost_usd_per_h": 10.0 * t,
                         "gpus_H20": 8, "gpus_H800": 8} for p in policies for t in (0.0, 1.0)])
@@ -128,7 +208,7 @@ def test_statistical_figures_are_byte_identical_across_reruns(tmp_path: Path) ->
     fluid = _load(REPO / "analysis" / "fig_fluid_bound.py")
     rows = [{"kind": kind, "value": value, "policy": p, "seed": seed,
              "total_cost_over_optimal": 1.0 + 0.1 * k + 0.01 * seed,
-             "slo_attainment": 1.0 - 0.1 * k}
+             "slo_attainment_realised": 1.0 - 0.1 * k}
             for kind, values in (("workload", ["BL", "Mixed"]), ("slo", ["1.2", "1,2"]),
                                  ("maxgroup", ["2", "5"]))
             for value in values

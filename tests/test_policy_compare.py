@@ -127,7 +127,10 @@ def test_shipped_recorded_latencies_cover_both_profiles() -> None:
     recorded = ROOT / "benchmarks" / "recorded" / "beyond_repeat_latency.csv"
     for overlays in PROFILES.values():
         config = load_profile(*overlays)
-        for key in sweep_plan(config["sim"], config["seed"]).repeat:
+        plan = sweep_plan(config["sim"], config["seed"], config.get("seeds"))
+        for key in plan.repeat:
+            if key.seed != plan.seeds[0]:
+                continue  # latencies are recorded for the first seed (beyond_repeat.py)
             keys = {"trace": key.trace, "policy": key.policy, "seed": key.seed,
                     "phases": "stochastic" if key.stochastic else "expected"}
             assert recorded_latency(recorded, keys)["decisions"] > 0
@@ -144,3 +147,39 @@ def test_sweep_plan_replays_the_repeat_comparison() -> None:
     assert {k for k in plan.repeat if k.policy == "rollmux"} <= set(plan.production + plan.mixed)
     custom = sweep_plan({"beyond": {"repeat_policies": ["greedy", "rollmux-repeat"]}})
     assert {k.policy for k in custom.repeat} == {"greedy", "rollmux-repeat"}
+
+
+def test_iteration_tail_counts_iterations_above_slo_times_solo() -> None:
+    """Iteration = rollout start to the next rollout start (last: to its training's end)."""
+    from rollmux.sim.policy_compare import iteration_tail
+
+    jobs = pd.DataFrame({"job": [0, 1], "slo": [1.5, 2.0], "solo_iteration_s": [10.0, 10.0]})
+    rows = []
+    # job 0: iterations of 10, 16 (> 15), 14; job 1: 12, 25 (> 20, the last to its end)
+    for job, starts, last_end in ((0, (0, 10, 26), 40), (1, (0, 12), 37)):
+        for i, s in enumerate(starts):
+            rows.append({"job": job, "phase": 0, "iteration": i, "start_s": s, "end_s": s + 3})
+            end = last_end if i == len(starts) - 1 else s + 8
+            rows.append({"job": job, "phase": 1, "iteration": i, "start_s": s + 4,
+                         "end_s": end})
+    assert iteration_tail(pd.DataFrame(rows), jobs) == (2, 2)
+    relaxed = jobs.assign(slo=[2.0, 3.0])
+    assert iteration_tail(pd.DataFrame(rows), relaxed) == (0, 0)
+
+
+def test_comparison_metrics_pair_seeds_and_give_intervals() -> None:
+    """Two seeds: the cost ratio is the mean of per-seed ratios, with a t interval."""
+    rows = []
+    for seed, (base, cand) in enumerate(((100.0, 90.0), (100.0, 96.0))):
+        for policy, cost in (("rollmux", base), ("rollmux-repeat", cand)):
+            rows.append({"trace": "p", "policy": policy, "seed": seed, "total_cost_usd": cost,
+                         "slo_attainment": 1.0, "slo_attainment_realised": 0.9,
+                         "mean_slowdown": 1.0, "decision_median_ms": 1.0})
+    metrics = comparison_metrics(pd.DataFrame(rows), "rollmux", "rollmux-repeat",
+                                 {"p": "production"}, "rollmux_repeat", "x.csv")
+    by = metrics.set_index("metric")
+    row = by.loc["rollmux_repeat_cost_ratio_production"]
+    assert row["value"] == pytest.approx(0.93)
+    assert float(row["low"]) < 0.93 < float(row["high"])
+    assert by.at["rollmux_repeat_baseline_slo_attainment_realised_production",
+                 "value"] == pytest.approx(90.0)

@@ -101,7 +101,7 @@ def test_plugin_that_fails_to_load_names_its_distribution(plugin_root: Path) -> 
                        "fakepolicy_b", "raise RuntimeError('no GPU driver here')\n")
     assert "broken" in policy_names()  # listed without importing it
     with pytest.raises(PluginError, match=r"'broken' from distribution 'fake-broken' "
-                                          r".*failed to load: RuntimeError: no GPU driver"):
+                                          r".*importing it raised RuntimeError: no GPU driver"):
         get_policy("broken")
     assert get_policy("solo-d").name == "solo-d"  # the built-ins are unaffected
 
@@ -135,6 +135,89 @@ def test_two_distributions_cannot_declare_one_name(plugin_root: Path) -> None:
     with pytest.raises(PluginError, match=r"'twin' is declared twice: by distribution "
                                           r"'fake-one'.* and by distribution 'fake-two'"):
         policy_names()
+
+
+# --------------------------------------------------------------------------- misbehaving plug-ins
+
+#: Plug-ins that misbehave (issue 22, item 3): the module source of each, with the words
+#: the one-line error must hold.
+MISBEHAVING = {
+    "exit-on-import": ("import sys\nsys.exit(0)\n", "importing it exited (sys.exit(0))"),
+    "raise-on-import": ("raise ImportError('needs torch')\n",
+                        "importing it raised ImportError: needs torch"),
+    "place-raises": (GOOD_POLICY.replace("profile = admissible_profile(job, snapshot)",
+                                         "raise KeyError('gpu')"),
+                     "place() of job 'j0' raised KeyError"),
+    "place-returns-none": (GOOD_POLICY.replace("profile = admissible_profile(job, snapshot)",
+                                               "return None"),
+                           "place() returned None, not a Placement"),
+    "place-exits": (GOOD_POLICY.replace("profile = admissible_profile(job, snapshot)",
+                                        "import sys; sys.exit(3)"),
+                    "place() of job 'j0' exited (sys.exit(3))"),
+    "place-hangs": (GOOD_POLICY.replace("profile = admissible_profile(job, snapshot)",
+                                        "import time; time.sleep(600)"),
+                    "place() of job 'j0' took longer than 0.5 s"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISBEHAVING))
+def test_misbehaving_plugin_is_one_line_with_the_plugin_status(
+        plugin_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], case: str) -> None:
+    """`rollmux simulate` with a plug-in that exits or raises on import, or whose place()
+    raises, exits, returns None or hangs: exit status 5 (not 70, not 0), one line naming
+    the plug-in and its distribution, and no output folder."""
+    from rollmux.cli import main
+    from rollmux.errors import ExitStatus
+
+    source, words = MISBEHAVING[case]
+    module = f"fakepolicy_{case.replace('-', '_')}"
+    write_distribution(plugin_root, f"fake-{case}", {"alone": f"{module}:Alone"}, module,
+                       source)
+    monkeypatch.setenv("ROLLMUX_PLUGIN_TIME_LIMIT_S", "0.5")
+    trace = tmp_path / "t.csv"
+    trace.write_text(TINY_TRACE.read_text().replace("sim-0000,", "j0,", 1))
+    out = tmp_path / "out"
+    status = main(["simulate", "--trace", str(trace), "--policy", "alone", "--quiet",
+                   "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == ExitStatus.PLUGIN == 5, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rollmux: error: policy plug-in 'alone' "
+                                                   f"from distribution 'fake-{case}'"), err
+    assert words in lines[0], err
+    assert not out.exists()
+
+
+def test_a_dry_run_imports_every_policy_the_config_names(plugin_root: Path) -> None:
+    """The config checks (run by every Snakemake invocation, a dry run too) import each
+    policy the config names: a plug-in that cannot load is reported at each key naming it."""
+    from rollmux.experiments.config_checks import semantic_problems
+
+    write_distribution(plugin_root, "fake-broken", {"broken": "fakepolicy_dry:Policy"},
+                       "fakepolicy_dry", "raise RuntimeError('no GPU driver here')\n")
+    config = {"sim": {"production": {"policies": ["rollmux", "broken"]},
+                      "fluid": {"production_policies": ["broken"]}}}
+    problems = sorted(str(p) for p in semantic_problems(config) if "broken" in str(p))
+    assert problems == sorted([
+        "sim.production.policies[1]: policy plug-in 'broken' from distribution 'fake-broken' "
+        "(fakepolicy_dry:Policy): importing it raised RuntimeError: no GPU driver here",
+        "sim.fluid.production_policies[0]: policy plug-in 'broken' from distribution "
+        "'fake-broken' (fakepolicy_dry:Policy): importing it raised RuntimeError: no GPU "
+        "driver here"])
+
+
+def test_fig15_policies_must_be_among_the_sensitivity_policies() -> None:
+    """A documented cross-key rule, checked with the config (a dry run stops on it)."""
+    from rollmux.experiments.config_checks import membership_problems
+
+    config = {"sim": {"figures": {"fig15_policies": ["rollmux", "verl"]},
+                      "sensitivity": {"policies": ["rollmux", "random"]}}}
+    assert [str(p) for p in membership_problems(config)] == [
+        "sim.figures.fig15_policies: 'verl' is not among sim.sensitivity.policies "
+        "(rollmux, random)"]
+    config["sim"]["figures"]["fig15_policies"] = ["random"]
+    assert membership_problems(config) == []
 
 
 # --------------------------------------------------------------------------- the example

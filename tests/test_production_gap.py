@@ -72,7 +72,9 @@ def _table(rollmux_total: float, bubbles: tuple[float, float]) -> pd.DataFrame:
             ("verl", 7000.0, 0, 320, (math.nan, 0.1))):
         rows.append({"trace": "p", "slo": "trace", "maxgroup": 5, "policy": policy, "seed": 0,
                      "cost_usd_per_h": total / 10.0, "total_cost_usd": total, "span_h": 10.0,
-                     "slo_attainment": 1.0, "peak_gpus_H20": h20, "peak_gpus_H800": h800,
+                     "slo_attainment": 1.0, "slo_attainment_reference": 1.0,
+                     "slo_attainment_realised": 1.0, "slo_attainment_planned": 1.0,
+                     "peak_gpus_H20": h20, "peak_gpus_H800": h800,
                      "idle_gpu_h_rollout": 10.0, "idle_gpu_h_train": 10.0,
                      "bubble_fraction_rollout": bubble[0], "bubble_fraction_train": bubble[1],
                      "share_direct_packing": 0.6, "share_rollout_scaling": 0.15,
@@ -119,3 +121,17 @@ def test_run_key_with_lengths_has_its_own_folder_beside_the_lognormal_one() -> N
     assert plain.path() != real.path()
     assert not str(real.path()).startswith(str(plain.path()))
     assert sorted([real, plain]) == [plain, real]
+
+
+def test_lengths_by_workload_groups_jobs_by_the_run_that_served_them() -> None:
+    """Shares met, realised-over-worst ratios and slowdowns per serving workload."""
+    from rollmux.experiments.production_gap import lengths_by_workload
+
+    jobs = pd.DataFrame({"job_id": ["a", "b", "c"], "slo_met_realised": [True, False, True],
+                         "solo_iteration_realised_s": [10.0, 1.0, 5.0],
+                         "solo_iteration_s": [20.0, 10.0, 10.0],
+                         "slowdown_realised": [1.0, 3.0, 1.2]})
+    by = lengths_by_workload(jobs, {"a": "x", "b": "y", "c": "x"}).set_index("workload")
+    assert by.loc["x", "jobs"] == 2 and by.loc["x", "slo_met_realised_pct"] == 100.0
+    assert by.loc["y", "realised_over_worst_solo_median"] == pytest.approx(0.1)
+    assert by.loc["y", "slo_met_realised_pct"] == 0.0

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rollmux.cli import main as cli_main
-from rollmux.io import orphaned_siblings, replace_folder
+from rollmux.io import OUTPUT_MARKER, orphaned_siblings, replace_folder
 from rollmux.sim import ReplaySpec, run_replay
 from rollmux.sim import replay as replay_module
 from rollmux.sim.replay import replay_keys
@@ -40,7 +40,7 @@ def test_run_replay_writes_what_rollmux_simulate_writes(tmp_path: Path,
                      "rollmux", "--seed", "0", "--out", str(d2), "--quiet"]) == 0
     assert _files(d) == _files(d2)
     assert set(_files(d)) == {"phases.csv", "events.csv", "timeseries.csv", "jobs.csv",
-                              "config.json", "summary.json"}
+                              "config.json", "summary.json", OUTPUT_MARKER}
 
 
 def test_spec_path_keys_and_config(tmp_path: Path) -> None:
@@ -86,8 +86,8 @@ def test_rerun_without_phases_leaves_no_stale_phases(tmp_path: Path) -> None:
     assert (out / "phases.csv").is_file()
     run_replay(ReplaySpec(trace=str(TINY), policy="rollmux", seed=1, record_phases=False),
                out=out)
-    assert sorted(_files(out)) == ["config.json", "events.csv", "jobs.csv", "summary.json",
-                                   "timeseries.csv"]
+    assert sorted(_files(out)) == sorted([OUTPUT_MARKER, "config.json", "events.csv",
+                                          "jobs.csv", "summary.json", "timeseries.csv"])
     assert json.loads((out / "config.json").read_text())["seed"] == 1
     assert orphaned_siblings(out) == [] and sorted(p.name for p in tmp_path.iterdir()) == [
         "run"]

@@ -136,7 +136,9 @@ def _summary(cost: float, slo: float, rollout_bubble: float, train_bubble: float
     """A summary.json with the keys the drift and evidence tables read (busy GPU-hours:
     rollout 70, training 40, as in :func:`_jobs_csv`)."""
     return {"jobs": 4, "jobs_completed": 4, "span_h": span_h, "cost_usd_per_h": cost,
-            "total_cost_usd": cost * span_h, "slo_attainment": slo, "mean_slowdown": 0.5,
+            "total_cost_usd": cost * span_h, "slo_attainment": slo,
+            "slo_attainment_reference": slo, "slo_attainment_realised": slo,
+            "slo_attainment_planned": 1.0, "mean_slowdown": 0.5,
             "bubble_fraction": {"rollout": rollout_bubble, "train": train_bubble},
             "idle_gpu_h": {"rollout": 70.0 * rollout_bubble / (1.0 - rollout_bubble),
                            "train": 40.0 * train_bubble / (1.0 - train_bubble)}}
@@ -470,7 +472,7 @@ def test_utilisation_and_metrics_from_hand_written_replays(tmp_path: Path) -> No
     assert got.loc["cost_over_regroup_baselines", "high"] == pytest.approx(3.60)
     assert got.loc["rollout_util_deficit_vs_regroup", "value"] == pytest.approx(5.0)
     assert got.loc["rollout_util_deficit_vs_regroup", "source"] == "u.csv"
-    assert list(got["unit"]) == ["x", "x", "x", "%", "x", "%"]
+    assert list(got["unit"]) == ["x", "x", "x", "%", "%", "x", "%"]
     assert all(note.endswith("toy") for note in got["note"])
 
 

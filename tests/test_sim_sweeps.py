@@ -258,6 +258,12 @@ def test_every_policy_costs_at_least_the_fluid_bound(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- metrics
 
 
+def _readings(s: float) -> dict[str, float]:
+    """The three SLO readings of a hand-written row: reference and realised ``s``."""
+    return {"slo_attainment_planned": 1.0, "slo_attainment_reference": s,
+            "slo_attainment_realised": s}
+
+
 def _production_rows() -> list[dict[str, object]]:
     """A production table: RollMux stretched to twice Solo-D's span, veRL on Solo-D's."""
     rows = []
@@ -267,7 +273,7 @@ def _production_rows() -> list[dict[str, object]]:
             ("verl", 7000.0, 10.0, 0, 320, (0.0, 5.0), (math.nan, 0.1))):
         rows.append({"trace": "p", "slo": "trace", "maxgroup": 5, "policy": policy,
                      "seed": 0, "cost_usd_per_h": total / span, "total_cost_usd": total,
-                     "span_h": span, "slo_attainment": 1.0,
+                     "span_h": span, "slo_attainment": 1.0, **_readings(1.0),
                      "peak_gpus_H20": h20, "peak_gpus_H800": h800,
                      "idle_gpu_h_rollout": idle[0], "idle_gpu_h_train": idle[1],
                      "bubble_fraction_rollout": bubble[0], "bubble_fraction_train": bubble[1],
@@ -321,7 +327,7 @@ def test_simulation_metrics_ranges_span_the_right_settings() -> None:
                                 ("greedy", 1.6, att + 0.05), ("optimal", 1.0, 1.0)):
             rows.append({"kind": "slo", "value": value, "policy": policy, "seed": 0,
                          "total_cost_over_optimal": cost, "cost_over_optimal": cost / 2,
-                         "slo_attainment": s, "peak_gpus_total": 100})
+                         "slo_attainment": s, **_readings(s), "peak_gpus_total": 100})
     for kind, values in (("workload", ("BL", "RH", "TH", "Mixed")),
                          ("maxgroup", ("2", "3", "4", "5"))):
         for k, value in enumerate(values):
@@ -329,12 +335,15 @@ def test_simulation_metrics_ranges_span_the_right_settings() -> None:
                                     ("greedy", 1.5 + 0.1 * k, 0.6), ("optimal", 1.0, 1.0)):
                 rows.append({"kind": kind, "value": value, "policy": policy, "seed": 0,
                              "total_cost_over_optimal": cost, "cost_over_optimal": cost / 2,
-                             "slo_attainment": s, "peak_gpus_total": 100 + k})
+                             "slo_attainment": s, **_readings(s),
+                             "peak_gpus_total": 100 + k})
     sens = pd.DataFrame(rows)
     mixed = sens[(sens["kind"] == "workload") & (sens["value"] == "Mixed")]
     m = simulation_metrics(sens, mixed, "a;b", slo_endpoints=("1.2", "2.0")).set_index(
         "metric")
-    assert len(m) == 17
+    assert len(m) == 17 + 8  # and the paper-reference companion of the 8 SLO metrics
+    assert m.loc["slo_random_by_slo@reference", ["low", "high"]].tolist() == \
+        pytest.approx([40.0, 70.0])
     assert (m.loc["cost_over_opt_rollmux_by_workload", ["low", "high"]].tolist()
             == pytest.approx([1.0, 1.03]))
     assert m.loc["slo_random_by_slo", ["low", "high"]].tolist() == pytest.approx([40.0, 70.0])
@@ -363,3 +372,71 @@ def test_trace_file_and_run_files(tmp_path: Path) -> None:
     assert run_files(keys, "jobs.csv", "r") == [
         "r/trace=t/slo=trace/maxgroup=5/drift=none/policy=rollmux/seed=0/jobs.csv",
         "r/trace=t/slo=trace/maxgroup=5/drift=none/policy=verl/seed=0/jobs.csv"]
+
+
+# --------------------------------------------------------------------------- seeds
+
+
+def test_sweep_plan_repeats_only_the_replays_the_seed_changes() -> None:
+    """Sampled phases, Random and SLO ranges run at every seed; the rest once, at the first."""
+    plan = sweep_plan({"sensitivity": {"phases": "expected", "slos": ["1.2", "1,2"]}},
+                      seeds=[4, 1, 7])
+    assert plan.seeds == (4, 1, 7)
+    assert {k.seed for k in plan.production} == {4, 1, 7}  # stochastic phases
+    by_policy: dict[tuple[str, str], set[int]] = {}
+    for key in plan.sensitivity:
+        by_policy.setdefault((key.policy, key.slo), set()).add(key.seed)
+    assert by_policy[("random", "trace")] == {4, 1, 7}
+    assert by_policy[("rollmux", "trace")] == {4}
+    assert by_policy[("optimal", "1.2")] == {4}
+    assert by_policy[("rollmux", "1,2")] == {4, 1, 7}  # SLOs drawn per seed
+    drift = RunKey("t", "trace", 5, "rollmux", 0, drift="Mixed", stochastic=False)
+    assert drift.uses_seed()
+    with pytest.raises(ValueError, match="seeds"):
+        sweep_plan({}, seeds=[1, 1])
+    with pytest.raises(ValueError, match="seeds"):
+        sweep_plan({}, seeds=[])
+
+
+def test_a_replay_the_seed_does_not_change_is_identical_at_every_seed(tmp_path: Path) -> None:
+    """What the plan runs once really is seed-free: same tables at seeds 0 and 5 (and a
+    seeded replay differs, so the check can tell)."""
+    trace = Path(__file__).parent / "golden" / "traces" / "tiny-sim.csv"
+
+    def replay(policy: str, seed: int, *extra: str) -> tuple[dict, str]:
+        out = tmp_path / f"{policy}-{seed}-{len(extra)}"
+        assert simulate_main(["simulate", "--trace", str(trace), "--policy", policy,
+                              "--seed", str(seed),
+                              "--out", str(out), *extra]) == 0
+        summary = json.loads((out / "summary.json").read_text())
+        return summary, (out / "jobs.csv").read_text()
+
+    for policy in ("rollmux", "greedy", "optimal"):
+        key = RunKey("tiny-sim", "trace", 5, policy, 0, stochastic=False)
+        assert not key.uses_seed()
+        a, jobs_a = replay(policy, 0, "--deterministic")
+        b, jobs_b = replay(policy, 5, "--deterministic")
+        a.pop("seed", None), b.pop("seed", None)
+        assert a == b and jobs_a == jobs_b, policy
+    assert RunKey("tiny-sim", "trace", 5, "random", 0, stochastic=False).uses_seed()
+    a, jobs_a = replay("rollmux", 0)
+    b, jobs_b = replay("rollmux", 5)
+    assert jobs_a != jobs_b  # sampled phases: the seed matters
+
+
+def test_collect_runs_copies_seed_free_replays_to_every_seed(tmp_path: Path) -> None:
+    """A replay run once (expected phases, seed-free policy) pairs with each seed's Random."""
+    folders = [_fake_run(tmp_path, RunKey("m", "trace", 5, "optimal", 0), 100.0, 0.9)]
+    for seed, cost in ((0, 150.0), (1, 170.0)):
+        folders.append(_fake_run(tmp_path, RunKey("m", "trace", 5, "random", seed), cost, 0.5))
+    config = json.loads((folders[0] / "config.json").read_text())
+    (folders[0] / "config.json").write_text(json.dumps({**config, "stochastic": False}))
+    runs = collect_runs(folders, seeds=[0, 1])
+    assert sorted(zip(runs["policy"], runs["seed"], strict=True)) == [
+        ("optimal", 0), ("optimal", 1), ("random", 0), ("random", 1)]
+    table = sensitivity_table(runs, [Setting("maxgroup", "5", "m", "trace", 5)])
+    rnd = table[table["policy"] == "random"].set_index("seed")
+    assert rnd.loc[1, "cost_over_optimal"] == pytest.approx(1.7)
+    # without seeds the table is as before: no optimum at seed 1, an error names it
+    with pytest.raises(ValueError, match="seed 1"):
+        sensitivity_table(collect_runs(folders), [Setting("maxgroup", "5", "m", "trace", 5)])

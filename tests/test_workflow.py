@@ -172,20 +172,36 @@ def test_rerun_has_nothing_to_do(clean_run: Path) -> None:
     assert digests(clean_run) == before
 
 
-@pytest.mark.slow
-def test_killed_run_resumes_cleanly(clean_run: Path, tmp_path: Path) -> None:
-    """SIGKILL mid-run leaves no corrupt output; --unlock + --rerun-incomplete finishes it.
+def makefile_resume_steps() -> tuple[str, list[str]]:
+    """The `reproduce` recipe's resume parts: the stale-lock script it runs first and the
+    Snakemake flags of ``RESUME`` (so the test below resumes as the README's command does)."""
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    flags = next(line.split(":=", 1)[1].split() for line in text.splitlines()
+                 if line.startswith("RESUME :="))
+    recipe = text[text.index("\nreproduce:"):].split("\n\n", 1)[0]
+    assert "scripts/unlock_stale.py" in recipe and "$(RESUME)" in recipe
+    return "scripts/unlock_stale.py", flags
 
-    The kill lands as soon as the job's script has started; whether or not its atomic
-    write had happened by then, the target must afterwards be either absent or complete,
-    and the resumed run must give the clean run's bytes. Marked slow (about 12 s on an
-    idle 2-core machine): three Snakemake start-ups (killed run, unlock, resume).
+
+@pytest.mark.slow
+@pytest.mark.parametrize("interrupt", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill"])
+def test_interrupted_run_resumes_with_the_same_command(clean_run: Path, tmp_path: Path,
+                                                       interrupt: signal.Signals) -> None:
+    """Ctrl-C (SIGINT to the whole process group) or SIGKILL mid-run, then the README's
+    command again: it resumes (no IncompleteFilesException, no stale lock) and ends with
+    the uninterrupted run's bytes.
+
+    The interrupt lands as soon as the job's script has started; whether or not its atomic
+    write had happened by then, the target must afterwards be either absent or complete.
+    Marked slow (about 12 s per case on an idle 2-core machine): a killed run and a resume.
     """
     target = "results/theorem1/summary.csv"
+    unlock, resume = makefile_resume_steps()
     workdir = copy_pipeline(tmp_path)
+    shutil.copy2(ROOT / unlock, workdir / "unlock_stale.py")
     log = workdir / "results" / "logs" / "theorem1_summary.log"
     proc = subprocess.Popen(
-        snakemake_command(workdir, target, "--cores", "1"),
+        snakemake_command(workdir, target, "--cores", "1", *resume),
         cwd=workdir,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -195,13 +211,14 @@ def test_killed_run_resumes_cleanly(clean_run: Path, tmp_path: Path) -> None:
     while not log.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+        os.killpg(proc.pid, interrupt)
+    proc.wait(timeout=60)
     output = workdir / target
-    if output.exists():  # the write beat the kill: it must be whole
+    if output.exists():  # the write beat the interrupt: it must be whole
         assert output.read_bytes() == (clean_run / target).read_bytes()
-    snakemake(workdir, "--unlock")
-    snakemake(workdir, target, "--cores", "1", "--rerun-incomplete")
+    subprocess.run([sys.executable, "unlock_stale.py", "--configfile", TEST_CONFIG],
+                   cwd=workdir, check=True, timeout=240)
+    snakemake(workdir, target, "--cores", "1", *resume)
     assert output.read_bytes() == (clean_run / target).read_bytes()
     # a script killed inside its atomic write may leave its hidden temporary file, never
     # a visible partial output
@@ -224,8 +241,14 @@ def _write_metrics(workdir: Path) -> None:
     ]
     folder = workdir / "results" / "metrics"
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "seeds").mkdir(exist_ok=True)
     for i, stage in enumerate(METRIC_STAGES):
-        rows.iloc[i :: len(METRIC_STAGES)].to_csv(folder / f"{stage}.csv", index=False)
+        part = rows.iloc[i :: len(METRIC_STAGES)]
+        part.to_csv(folder / f"{stage}.csv", index=False)
+        # the per-seed values: the same numbers at two seeds (a zero-width interval)
+        pd.concat([part.assign(seed=seed) for seed in (0, 1)])[
+            ["metric", "seed", "value", "low", "high", "unit"]
+        ].to_csv(folder / "seeds" / f"{stage}.csv", index=False)
     for evidence in sorted({e for e in ledger["evidence"] if e.strip()}):
         path = workdir / evidence.strip()
         path.parent.mkdir(parents=True, exist_ok=True)

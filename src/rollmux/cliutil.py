@@ -6,8 +6,9 @@
 * argument types with plausible ranges (:func:`integer`, :func:`number`), input files
   (:func:`input_file`) and output paths checked before any work (:func:`output_file`,
   :func:`output_folder`);
-* progress bars (:func:`progress_bar`, :func:`elapsed_bar`): tqdm on stderr, shown only
-  on a terminal and never with ``--quiet``;
+* progress (:func:`progress_bar`, :func:`elapsed_bar`): a tqdm bar on stderr on a
+  terminal, a line every few seconds otherwise (:class:`LineProgress`), never with
+  ``--quiet``;
 * the one error path (:func:`run`): every failure becomes one ``rollmux: error: ...``
   line per problem (:func:`report`) and an exit status of
   :class:`rollmux.errors.ExitStatus`; Ctrl-C exits 130 quietly.
@@ -39,6 +40,7 @@ from rollmux.errors import (
     EXIT_NAMES,
     ExitStatus,
     InputFileError,
+    PluginError,
     UsageError,
     os_reason,
     printable,
@@ -48,8 +50,10 @@ from rollmux.io import check_output_file, check_output_folder
 
 __all__ = [
     "COUNT_MAX",
+    "PROGRESS_LINE_EVERY_S",
     "SEED_MAX",
     "ArgumentParser",
+    "LineProgress",
     "add_hardware",
     "add_quiet",
     "add_seed",
@@ -194,7 +198,12 @@ def updatable_file(text: str) -> Path:
 def add_quiet(parser: argparse.ArgumentParser, also: str = "") -> None:
     """The ``--quiet`` option of a long-running command (``also``: what else it silences)."""
     parser.add_argument("--quiet", "-q", action="store_true",
-                        help=f"no progress bar{also} (the bar is drawn only on a terminal)")
+                        help=f"no progress{also} (a bar on a terminal, else a line every "
+                             f"{PROGRESS_LINE_EVERY_S:g} s on stderr)")
+
+
+#: Seconds between two progress lines when stderr is not a terminal (a log, a pipe).
+PROGRESS_LINE_EVERY_S = 5.0
 
 
 def show_progress(quiet: bool = False) -> bool:
@@ -205,9 +214,82 @@ def show_progress(quiet: bool = False) -> bool:
         return False
 
 
+class LineProgress:
+    """Progress for a log or a pipe: one ``rollmux: DESC: ...`` line on stderr every
+    :data:`PROGRESS_LINE_EVERY_S` seconds while the work runs (none for short work).
+
+    Quacks like the few tqdm members the commands use (``update``, ``n``, ``total``,
+    ``set_postfix_str``, ``refresh``, ``close``, a context manager). A background thread
+    writes the lines, so work that reports nothing (an exact solver) still shows its
+    elapsed time.
+    """
+
+    def __init__(self, desc: str, total: float | None, unit: str,
+                 every_s: float = PROGRESS_LINE_EVERY_S) -> None:
+        """Start the clock and the writer thread."""
+        self.desc, self.total, self.unit = desc, total, unit
+        self.n: float = 0
+        self.disable = False
+        self.postfix = ""
+        self._start = time.monotonic()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._every_s = every_s
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def update(self, n: float = 1) -> None:
+        """``n`` more units done."""
+        with self._lock:
+            self.n += n
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        """What is being worked on (shown at the end of the next line)."""
+        self.postfix = text
+
+    def refresh(self) -> None:
+        """Nothing to redraw: lines are written on the clock."""
+
+    def line(self) -> str:
+        """The progress line as it reads now."""
+        elapsed = time.monotonic() - self._start
+        if self.unit == "s":  # an elapsed-time bar: the clock is the progress
+            done = f"{elapsed:.0f} s" + (f" of at most {self.total:g} s" if self.total else "")
+        elif self.total:
+            done = (f"{self.n:g}/{self.total:g} {self.unit} "
+                    f"({100 * self.n / self.total:.0f} %), {elapsed:.0f} s")
+        else:
+            done = f"{self.n:g} {self.unit}, {elapsed:.0f} s"
+        extra = f" [{self.postfix}]" if self.postfix else ""
+        return f"rollmux: {self.desc}: {done}{extra}"
+
+    def _run(self) -> None:
+        """Write a line every ``every_s`` seconds until closed."""
+        while not self._stop.wait(self._every_s):
+            with suppress(OSError, ValueError):
+                print(printable(self.line()), file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Stop writing lines."""
+        self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def __enter__(self) -> LineProgress:
+        """The reporter itself."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Stop writing lines."""
+        self.close()
+
+
 def progress_bar(desc: str, total: float | None = None, unit: str = "it",
                  quiet: bool = False, **options: Any) -> Any:
-    """A tqdm bar on stderr, disabled unless :func:`show_progress`."""
+    """Progress on stderr: a tqdm bar on a terminal, a :class:`LineProgress` line every
+    few seconds elsewhere, nothing with ``quiet``."""
+    if not quiet and not show_progress(quiet):
+        return LineProgress(desc, total, unit)
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
@@ -220,14 +302,16 @@ def elapsed_bar(desc: str, limit_s: float | None = None, quiet: bool = False
     """A bar of elapsed seconds (against ``limit_s`` when given) while the body runs.
 
     For work that reports no progress of its own (an exact solver); a background thread
-    redraws the bar twice a second.
+    redraws the bar twice a second (off a terminal: a line every few seconds).
     """
     bar = progress_bar(desc, total=limit_s, unit="s", quiet=quiet,
                        bar_format="{desc}: {n:.0f}/{total_fmt} s |{bar}|" if limit_s
                        else "{desc}: {n:.0f} s")
-    if bar.disable:
-        bar.close()
-        yield
+    if bar.disable or isinstance(bar, LineProgress):
+        try:
+            yield
+        finally:
+            bar.close()
         return
     stop = threading.Event()
     start = time.monotonic()
@@ -315,6 +399,9 @@ def report(exc: BaseException) -> ExitStatus:
     if isinstance(exc, MemoryError):
         error("out of memory")
         return ExitStatus.OS_ERROR
+    if isinstance(exc, PluginError):
+        error(str(exc))
+        return ExitStatus.PLUGIN
     if isinstance(exc, OverflowError):
         error("a number overflowed: an input value is far outside its plausible range "
               "(trace fields: traces/README.md)")

@@ -51,6 +51,7 @@ class ExitStatus(IntEnum):
     USAGE = 2
     OS_ERROR = 3
     TIME_LIMIT = 4
+    PLUGIN = 5
     INTERNAL = 70
     INTERRUPTED = 130
 
@@ -62,6 +63,7 @@ EXIT_NAMES: dict[ExitStatus, str] = {
     ExitStatus.USAGE: "bad argument or value",
     ExitStatus.OS_ERROR: "operating-system error",
     ExitStatus.TIME_LIMIT: "time limit reached",
+    ExitStatus.PLUGIN: "a policy plug-in failed",
     ExitStatus.INTERNAL: "internal error",
     ExitStatus.INTERRUPTED: "interrupted",
 }
@@ -85,6 +87,11 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
         "a time limit ran out (`bench optimum --time-limit-s`): the result is printed, "
         "marked as not proven"
     ),
+    ExitStatus.PLUGIN: (
+        "a policy plug-in (another package's policy) failed: it raised or exited on import, "
+        "raised, returned something other than a placement or ran out of time in `place()`; "
+        "the message names the plug-in and its distribution"
+    ),
     ExitStatus.INTERNAL: (
         "internal error, a bug: please report the command line "
         "(`ROLLMUX_TRACEBACK=1` shows the traceback)"
@@ -102,6 +109,11 @@ def exit_status_markdown() -> str:
 
 class UsageError(ValueError):
     """A bad command-line argument or option; the message names it."""
+
+
+class PluginError(ValueError):
+    """A policy plug-in that cannot be used or misbehaved (load failure, wrong type, name
+    clash, a failing or overlong ``place()``); the message names it and its distribution."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,13 @@ sibling folder and renamed into place whole (:func:`replace_folder`), so a reade
 sees files of two runs side by side. :func:`check_output_file` and
 :func:`check_output_folder` tell, before any work, whether a path can be written that way;
 an operating-system error while writing names the output, never a temporary file.
+
+Never touch what rollmux did not write: a folder is replaced only when it is absent,
+empty, or written by rollmux, i.e. it holds the marker :data:`OUTPUT_MARKER` (written last,
+naming the run and listing its files) and nothing that the marker does not list; any
+other folder is refused with one line naming it. A symbolic link is followed: the files
+go to its target (a file) or replace its target (a folder, under the same rule), and the
+link stays a link.
 """
 
 from __future__ import annotations
@@ -20,12 +27,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from rollmux.errors import os_reason, yaml_problem
+
+if TYPE_CHECKING:  # pandas and yaml load on first use: the command line starts without them
+    import pandas as pd
 
 #: Permissions of written files (mkstemp alone would leave them owner-only).
 FILE_MODE = 0o644
@@ -33,10 +40,17 @@ FILE_MODE = 0o644
 #: Permissions of a folder written by :func:`replace_folder` (mkdtemp: owner-only).
 FOLDER_MODE = 0o755
 
+#: The file :func:`replace_folder` writes last into every folder it writes: which run
+#: wrote the folder and which files (JSON ``{"writer": "rollmux", "run": ..., "files":
+#: [...]}``). Its presence is what makes the folder replaceable.
+OUTPUT_MARKER = ".rollmux-output.json"
+
 
 def read_yaml(path: str | Path) -> Any:
     """The YAML document in the file at ``path``; ValueError naming the file on an
     unreadable, non-UTF-8 or malformed one (line and column of the YAML error)."""
+    import yaml
+
     try:
         with open(path, encoding="utf-8") as stream:
             return yaml.safe_load(stream)
@@ -64,9 +78,9 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
 
     Whatever ``write`` returns is ignored. Creates the parent folder. If ``write``
     raises, the temporary file is removed and ``path`` is left as it was; an OSError
-    names ``path``.
+    names ``path``. A symbolic link ``path`` stays a link: its target is written.
     """
-    path = Path(path)
+    path = follow_link(Path(path))
     with naming(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -135,6 +149,61 @@ def _check_creatable(folder: Path) -> None:
         raise ValueError(f"cannot write into {existing}: {os_reason(exc)}") from None
 
 
+def follow_link(path: Path) -> Path:
+    """The file or folder a symbolic link ``path`` names (itself when not a link).
+
+    A chain of links is followed to its end; a link whose target does not exist yet names
+    that target (it is created there). ValueError on a loop.
+    """
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve(strict=False)
+    except (OSError, RuntimeError) as exc:
+        raise ValueError(f"{path}: a symbolic link that cannot be followed ({exc})") from None
+
+
+def _short(name: str) -> str:
+    """A file name as shown in a refusal: escaped, at most 40 characters."""
+    text = name.encode("unicode_escape", "backslashreplace").decode("ascii")
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def written_by_rollmux(folder: Path) -> tuple[bool, str]:
+    """Whether ``folder`` (an existing folder) may be replaced whole, and if not why not.
+
+    Yes when it is empty, or it holds :data:`OUTPUT_MARKER` naming rollmux as the writer
+    and every other entry is a file the marker lists.
+    """
+    try:
+        entries = sorted(entry.name for entry in folder.iterdir())
+    except OSError as exc:
+        raise ValueError(f"{folder}: {os_reason(exc)}") from None
+    if not entries:
+        return True, ""
+    others = [name for name in entries if name != OUTPUT_MARKER]
+    listed: set[str] = set()
+    if OUTPUT_MARKER in entries:
+        try:
+            marker = json.loads((folder / OUTPUT_MARKER).read_text(encoding="utf-8"))
+            if marker.get("writer") == "rollmux" and isinstance(marker.get("files"), list):
+                listed = {str(name) for name in marker["files"]}
+            else:
+                return False, f"its {OUTPUT_MARKER} does not name rollmux as the writer"
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            return False, f"its {OUTPUT_MARKER} is not rollmux's"
+    else:
+        shown = ", ".join(_short(name) for name in others[:3])
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        return False, f"it holds {shown}{more} and no {OUTPUT_MARKER} (rollmux did not write it)"
+    foreign = [name for name in others if name not in listed]
+    if foreign:
+        shown = ", ".join(_short(name) for name in foreign[:3])
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        return False, f"it holds {shown}{more}, which rollmux did not write"
+    return True, ""
+
+
 def check_output_file(path: str | Path) -> Path:
     """``path`` as a Path if :func:`atomic_write` can write it; ValueError says why not.
 
@@ -144,12 +213,13 @@ def check_output_file(path: str | Path) -> Path:
     out = _check_path_text(path)
     if os.fspath(path).endswith(("/", os.sep)):
         raise ValueError(f"{out} names a folder (it ends with /); expected a file")
-    info = _state(out)
+    target = follow_link(out)
+    info = _state(target)
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise ValueError(f"{out} is a folder; expected a file")
     if info is not None and not stat.S_ISREG(info.st_mode):
         raise ValueError(f"{out} exists and is not a regular file")
-    _check_creatable(out.parent)
+    _check_creatable(target.parent)
     return out
 
 
@@ -157,29 +227,28 @@ def check_output_folder(path: str | Path, marker: str | None = None) -> Path:
     """``path`` as a Path if :func:`replace_folder` may replace it; ValueError says why not.
 
     Refused: an empty path, the current folder or one above it, an existing file, a
-    non-empty folder without the file ``marker`` (when given: a folder this writer did
-    not write, which replacing would delete), a parent where nothing can be created.
+    non-empty folder that rollmux did not write (:func:`written_by_rollmux`: replacing it
+    would delete what it holds), a parent where nothing can be created. A symbolic link
+    is judged by its target, which is what gets replaced. ``marker`` is ignored (the
+    marker is always :data:`OUTPUT_MARKER`; kept for callers of the earlier signature).
     """
     out = _check_path_text(path)
+    target = follow_link(out)
     try:
-        resolved, here = out.resolve(), Path.cwd().resolve()
+        resolved, here = target.resolve(), Path.cwd().resolve()
     except OSError as exc:
         raise ValueError(f"{out}: {os_reason(exc)}") from None
     if resolved == here or resolved in here.parents:
         raise ValueError(f"{out} is the current folder or one above it; the output folder "
                          f"is replaced whole, so name a folder of its own")
-    info = _state(out)
+    info = _state(target)
     if info is not None and not stat.S_ISDIR(info.st_mode):
         raise ValueError(f"{out} is a file; expected a folder")
-    if info is not None and marker is not None:
-        try:
-            foreign = any(out.iterdir()) and not (out / marker).is_file()
-        except OSError as exc:
-            raise ValueError(f"{out}: {os_reason(exc)}") from None
-        if foreign:
-            raise ValueError(f"{out} holds files but no {marker}, so it is not an earlier "
-                             f"output folder; it would be replaced whole: name a new folder")
-    _check_creatable(out.parent)
+    if info is not None:
+        ours, why = written_by_rollmux(target)
+        if not ours:
+            raise ValueError(f"{out} is not replaced: {why}; name a new or empty folder")
+    _check_creatable(target.parent)
     return out
 
 
@@ -215,20 +284,28 @@ def orphaned_siblings(path: str | Path) -> list[Path]:
 
 
 @contextmanager
-def replace_folder(path: str | Path) -> Iterator[Path]:
+def replace_folder(path: str | Path, run: str = "rollmux") -> Iterator[Path]:
     """Yield an empty temporary sibling folder; on success it replaces ``path`` whole.
 
-    Files written into the yielded folder appear at ``path`` together, and no file of an
-    earlier run survives there. If the body raises (or the process is killed), ``path``
-    keeps its previous contents (or stays absent) and the temporary folder is removed
-    (or left as an orphan, which the next call for ``path`` removes). Orphans of writers
-    still running are left alone.
+    Files written into the yielded folder appear at ``path`` together, with
+    :data:`OUTPUT_MARKER` (naming ``run`` and listing the files) written last, and no file
+    of an earlier run survives there. A folder rollmux did not write is refused
+    (ValueError, before the body runs: :func:`check_output_folder`); a symbolic link is
+    followed and its target replaced, the link kept. If the body raises (or the process is
+    killed), ``path`` keeps its previous contents (or stays absent) and the temporary
+    folder is removed (or left as an orphan, which the next call for ``path`` removes).
+    Orphans of writers still running are left alone.
     """
-    path = Path(path)
+    link = Path(path)
+    path = follow_link(link)
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{path} exists and is not a folder")
+        raise ValueError(f"{link} exists and is not a folder")
     if not path.name or path.name == "..":
-        raise ValueError(f"{path}: name a folder of its own (it is replaced whole)")
+        raise ValueError(f"{link}: name a folder of its own (it is replaced whole)")
+    if path.is_dir():
+        ours, why = written_by_rollmux(path)
+        if not ours:
+            raise ValueError(f"{link} is not replaced: {why}; name a new or empty folder")
     with naming(path):
         path.parent.mkdir(parents=True, exist_ok=True)
     for orphan in orphaned_siblings(path):
@@ -243,6 +320,11 @@ def replace_folder(path: str | Path) -> Iterator[Path]:
     try:
         with naming(path):
             yield tmp
+            files = sorted(entry.name for entry in tmp.iterdir() if entry.name != OUTPUT_MARKER)
+            marker = {"writer": "rollmux", "run": run, "files": files}
+            (tmp / OUTPUT_MARKER).write_text(json.dumps(marker, indent=2, sort_keys=True)
+                                             + "\n", encoding="utf-8")
+            os.chmod(tmp / OUTPUT_MARKER, FILE_MODE)
             os.chmod(tmp, FOLDER_MODE)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

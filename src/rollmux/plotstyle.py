@@ -2,9 +2,20 @@
 
 Every analysis script draws through this module: :func:`apply_style` (Agg backend, the
 seaborn theme with the project's rc settings), :data:`POLICY_STYLES` (each placement
-policy's label and colour, the same in every figure), the per-job and per-phase colours,
-the Gantt helpers (:func:`draw_gantt`, :func:`legend_handles`), the shared command line
-(:func:`figure_main`) and the node labels of the timelines (:func:`node_label`).
+policy's label and colour, the same in every figure), the palettes of everything that is
+not a policy (:data:`PALETTES`), the Gantt helpers (:func:`draw_gantt`,
+:func:`legend_handles`), the shared command line (:func:`figure_main`) and the node labels
+of the timelines (:func:`node_label`).
+
+Colours (docs/figures.md): a policy's colour means that policy in every figure, so the
+policy colours (:data:`POLICY_STYLES`, and :data:`PLUGIN_COLOURS` for policies without an
+entry) are used for policies only. Jobs (:data:`JOB_COLOURS`), phases
+(:data:`PHASE_COLOURS`), warm/cold switches (:data:`SWITCH_COLOURS`), drift directions
+(:data:`DRIFT_DIRECTION_COLOURS`), timeline events (:data:`EVENT_COLOURS`) and any other
+category a figure tells apart (:data:`MARK_COLOURS`, by :func:`mark_colour`) have palettes of
+their own, each at least :data:`MIN_POLICY_DISTANCE` (CIELAB delta E) away from every policy
+colour; tests/test_plotstyle.py checks this. Black and grey stay neutral: reference lines
+and bounds, drawn dashed or dotted (Optimal and Regroup are the only policies in them).
 """
 
 from __future__ import annotations
@@ -24,19 +35,25 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # the backend is chosen above, before pyplot loads
 import seaborn as sns
 from matplotlib.axes import Axes
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.typing import RcKeyType
 
 from rollmux.io import atomic_write
 
-# Colour-blind-safe palette (Okabe-Ito), one colour per job of a timeline.
+#: Smallest CIELAB distance (delta E 1976) between a colour of a non-policy palette and any
+#: policy colour: about the distance at which two bar colours stop being confused.
+MIN_POLICY_DISTANCE = 20.0
+
+#: One colour per job of a timeline (jobs cycle through it): indigo, grass, wine, sand,
+#: purple, deep green, magenta, dark brown (Paul Tol's muted and ColorBrewer hues that no
+#: policy uses).
 JOB_COLOURS: tuple[str, ...] = (
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
+    "#332288", "#66A61E", "#882255", "#DDCC77", "#984EA3", "#00441B", "#F0027F", "#661100",
 )
 ROLLOUT_HATCH = ""
 TRAIN_HATCH = "///"
-
 
 @dataclass(frozen=True)
 class PolicyStyle:
@@ -69,18 +86,36 @@ POLICY_STYLES: dict[str, PolicyStyle] = {
 
 #: Colours of policies without an entry (plug-ins): picked by a hash of the name, so a
 #: policy keeps its colour from figure to figure whatever else is drawn beside it.
-_EXTRA_COLOURS: tuple[str, ...] = ("#F0E442", "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF")
+PLUGIN_COLOURS: tuple[str, ...] = ("#F0E442", "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF")
 
-#: Colours of the two phases where a figure compares phases rather than jobs.
-PHASE_COLOURS: dict[str, str] = {"rollout": "#0072B2", "training": "#E69F00"}
+#: Colours of the two phases where a figure compares phases rather than jobs (Fig. 2).
+PHASE_COLOURS: dict[str, str] = {"rollout": "#8073AC", "training": "#A6761D"}
+
+#: Colours of warm and cold starts (Fig. 4): a node switching between jobs.
+SWITCH_COLOURS: dict[str, str] = {"warm": "#C51B7D", "cold": "#4D9221"}
 
 #: Colours of the drift templates' directions (Fig. 16).
 DRIFT_DIRECTION_COLOURS: dict[str, str] = {
-    "none": "#000000", "increasing": "#D55E00", "decreasing": "#0072B2",
+    "none": "#2D004B", "increasing": "#C51B7D", "decreasing": "#4D9221",
 }
 
-#: Colours of the failure replay's event marks (Fig. 19).
-EVENT_COLOURS: dict[str, str] = {"kill": "#D55E00", "resubmit": "#009E73"}
+#: Colours of a timeline's event marks (Fig. 19), distinct from every job colour too.
+EVENT_COLOURS: dict[str, str] = {"kill": "#E41A1C", "resubmit": "#276419"}
+
+#: Colours of any other categories a figure tells apart (theorem families, the quantities
+#: of a two-metric panel), in order: :func:`mark_colour` ``(i)``.
+MARK_COLOURS: tuple[str, ...] = ("#332288", "#66A61E", "#882255", "#A6761D", "#984EA3",
+                                 "#F0027F")
+
+#: Every palette that is not a policy's, by name (documented in docs/figures.md).
+PALETTES: dict[str, Sequence[str]] = {
+    "jobs": JOB_COLOURS,
+    "phases": tuple(PHASE_COLOURS.values()),
+    "switches": tuple(SWITCH_COLOURS.values()),
+    "drift directions": tuple(DRIFT_DIRECTION_COLOURS.values()),
+    "events": tuple(EVENT_COLOURS.values()),
+    "marks": MARK_COLOURS,
+}
 
 
 def policy_label(policy: str) -> str:
@@ -94,7 +129,7 @@ def policy_colour(policy: str) -> str:
     style = POLICY_STYLES.get(policy)
     if style is not None:
         return style.colour
-    return _EXTRA_COLOURS[zlib.crc32(policy.encode()) % len(_EXTRA_COLOURS)]
+    return PLUGIN_COLOURS[zlib.crc32(policy.encode()) % len(PLUGIN_COLOURS)]
 
 
 def policy_palette(policies: Iterable[str], by: str = "policy") -> dict[str, str]:
@@ -131,7 +166,7 @@ STYLE: dict[RcKeyType, Any] = {
 
 def apply_style() -> None:
     """Apply the project-wide style: seaborn's ``ticks`` theme with :data:`STYLE` on top."""
-    sns.set_theme(context="paper", style="ticks", palette=list(JOB_COLOURS), rc=STYLE)
+    sns.set_theme(context="paper", style="ticks", palette=list(MARK_COLOURS), rc=STYLE)
 
 
 def save_figure(fig: Figure, paths: Iterable[str | Path]) -> None:
@@ -208,6 +243,17 @@ def node_label(node: str) -> str:
 def job_colour(job: int) -> str:
     """The colour of job number ``job`` in a timeline (cycling through :data:`JOB_COLOURS`)."""
     return JOB_COLOURS[job % len(JOB_COLOURS)]
+
+
+def mark_colour(index: int) -> str:
+    """The colour of the ``index``-th other category of a figure (:data:`MARK_COLOURS`)."""
+    return MARK_COLOURS[index % len(MARK_COLOURS)]
+
+
+def text_colour_on(colour: str) -> str:
+    """``black`` or ``white``, whichever reads better on a fill of ``colour``."""
+    red, green, blue = to_rgb(colour)
+    return "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.55 else "white"
 
 
 def draw_gantt(

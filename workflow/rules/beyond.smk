@@ -65,7 +65,7 @@ rule fig_beyond_repeat:
         ),
         pdf="figures/beyond_repeat.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig_beyond_repeat.log",
     shell:

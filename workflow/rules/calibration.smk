@@ -35,8 +35,7 @@ TARGETS.extend(rules.calibrate_production_mix.output)
 
 
 # Fit `microbench_types`: the sizes of micro-benchmark job types A, C and E (Table 3 is an
-# image), fitted to Table 4's overhead cap and the text of sec. 6.2 on the stochastic
-# micro-benchmark simulation. The rule fails, naming the value, when the packaged
+# image), fitted to the facts of sec. 6.2 only (Table 4's overheads, C23, are predicted). The rule fails, naming the value, when the packaged
 # src/rollmux/data/microbench.yaml is not the fitted one.
 rule calibrate_microbench_types:
     conda:
@@ -52,7 +51,6 @@ rule calibrate_microbench_types:
     params:
         seed=config["calibration"]["microbench_types"]["seed"],
         iterations=config["calibration"]["microbench_types"]["iterations"],
-        tolerance_pp=config["calibration"]["microbench_types"]["tolerance_pp"],
     log:
         "results/logs/calibration/microbench_types.log",
     script:

@@ -1,5 +1,7 @@
 # Claims report: every results/metrics/<stage>.csv (the metrics contract of
-# workflow/README.md) joined with the claims ledger on `metric`. A reproducible claim
+# workflow/README.md) joined with the claims ledger on `metric`, with each stochastic
+# claim's per-seed values (results/metrics/seeds/<stage>.csv) giving its 95% interval
+# over the config's `seeds` and its status. A reproducible claim
 # with no result fails this rule, naming the metric. The results beyond the paper
 # (ledger src/rollmux/data/beyond.csv, values results/metrics/beyond.csv) follow as
 # their own section of figures/claims.md; a result without its value fails it too. The HTML report
@@ -7,6 +9,9 @@
 
 # Stages whose metrics back the paper's claims (results/metrics/<stage>.csv).
 CLAIM_STAGES = ["production", "simulation", "robustness", "models"]
+# Stages that also write each metric at each seed (results/metrics/seeds/<stage>.csv;
+# rollmux.experiments.intervals): a stage resting on stochastic replays belongs here.
+CLAIM_SEED_STAGES = ["production", "simulation", "robustness", "models"]
 
 # The results files the ledger names as evidence (column `evidence`): built before the
 # report, which checks that every `differs` row's evidence exists.
@@ -28,6 +33,9 @@ rule claims_report:
         ENV
     input:
         metrics=expand("results/metrics/{stage}.csv", stage=CLAIM_STAGES),
+        # the same metrics at each seed (rollmux.experiments.intervals): each claim's mean
+        # and 95% interval over seeds, its status from the interval
+        seed_metrics=expand("results/metrics/seeds/{stage}.csv", stage=CLAIM_SEED_STAGES),
         # results beyond the paper (beyond.smk), rendered after the claims
         beyond_metrics="results/metrics/beyond.csv",
         beyond_ledger="src/rollmux/data/beyond.csv",
@@ -36,6 +44,8 @@ rule claims_report:
         calibration="src/rollmux/data/calibration.yaml",
         footnotes="src/rollmux/data/claims_footnotes.yaml",
         residuals=CALIBRATION_RESIDUALS,
+        # computed inputs that give the paper's values (near-edge reproduced rows)
+        what_it_would_take=["results/microbench/what_it_would_take.csv"],
         evidence=EVIDENCE,
     output:
         table=report(

@@ -41,12 +41,28 @@ except ConfigError as _error:
 # Software of every rule (`conda: ENV`): the project environment, rollmux installed.
 ENV = "../../environment.yml"
 
+# The interpreter of the `shell:` rules: `python` found first on PATH, which starts with
+# the folder of the interpreter running Snakemake (the project's .venv under `make
+# reproduce`; a rule's conda environment comes first with --use-conda). A name, not the
+# interpreter's absolute path, so no path of the build machine reaches the HTML report
+# (it shows every rule's params).
+PYTHON = "python"
+os.environ["PATH"] = os.pathsep.join(
+    [os.path.dirname(sys.executable), *os.environ.get("PATH", "").split(os.pathsep)]
+)
+
 # The config's hardware overrides as an option of `rollmux simulate` (empty when none).
 HW_OVERRIDES_ARG = (
     f"--hardware-overrides '{json.dumps(config['hardware_overrides'], sort_keys=True)}'"
     if config.get("hardware_overrides")
     else ""
 )
+
+# Seeds of every stochastic experiment behind a claim (config `seeds`; default: the one
+# `seed`): the replays the seed changes run at each (rollmux.sim.sweeps.spec_uses_seed),
+# every other experiment once; the claims report shows each claim's mean and 95% interval
+# over them (rollmux.experiments.intervals; per-seed values in results/metrics/seeds/).
+SEEDS = [int(s) for s in (config.get("seeds") or [config["seed"]])]
 
 # Every rule file appends the files `rule all` builds to this list.
 TARGETS = []

@@ -105,6 +105,26 @@ rule evidence_baseline_attainment:
         "../scripts/evidence_sim.py"
 
 
+# C03 (and every SLO attainment claim): the three SLO readings of RollMux and the SLO-blind
+# Random and Greedy on the production trace, and which readings tell them apart
+# (rollmux.experiments.slo_readings; the production replays must include random, greedy).
+rule evidence_slo_readings:
+    conda:
+        ENV
+    input:
+        production=rules.sim_production.output.table,
+        ledger=EVIDENCE_LEDGER,
+    output:
+        table="results/evidence/slo_readings.csv",
+    params:
+        experiment="slo_readings",
+        trace=config["sim"]["production"]["trace"],
+    log:
+        "results/logs/evidence/slo_readings.log",
+    script:
+        "../scripts/evidence_sim.py"
+
+
 # C44: RollMux's peak GPUs on the claims' window and on other windows of the trace.
 rule evidence_peak_window:
     conda:
@@ -173,5 +193,6 @@ TARGETS.extend(
         rules.evidence_baseline_attainment.output.table,
         rules.evidence_peak_window.output.table,
         rules.evidence_rollmux_slo.output.table,
+        rules.evidence_slo_readings.output.table,
     ]
 )

@@ -29,7 +29,7 @@ rule fig01_gantt:
         ),
         pdf="figures/fig01_gantt.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig01_gantt.log",
     shell:

@@ -125,10 +125,15 @@ rule models_metrics:
         latency=rules.table5_latency.output.csv,
         optimum=rules.table5_optimum.output.csv,
         theorem1="results/theorem1/summary.csv",
+        # the simulated micro-benchmarks at every seed (C14-C25: mean and interval)
+        seed_tables=expand("results/microbench/seeds/seed={seed}/{table}.csv",
+                           seed=SEEDS, table=("throughput", "table4", "migration")),
     output:
         metrics="results/metrics/models.csv",
+        seed_metrics="results/metrics/seeds/models.csv",
     params:
         theorem1_scope=PAPERFIGS["theorem1_scope"],
+        seeds=SEEDS,
     log:
         "results/logs/models_metrics.log",
     script:
@@ -146,7 +151,7 @@ rule fig03_bad_case:
                    category=REPORT_CATEGORY["motivation"]),
         pdf="figures/fig03_bad_case.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig03_bad_case.log",
     shell:
@@ -164,7 +169,7 @@ rule fig04_switch:
                    category=REPORT_CATEGORY["motivation"]),
         pdf="figures/fig04_switch.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig04_switch.log",
     shell:
@@ -183,7 +188,7 @@ rule fig06_group_status:
                    caption="../report/fig06_group_status.rst", category=REPORT_CATEGORY["design"]),
         pdf="figures/fig06_group_status.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig06_group_status.log",
     shell:
@@ -201,7 +206,7 @@ rule fig07_migration:
                    category=REPORT_CATEGORY["design"]),
         pdf="figures/fig07_migration.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig07_migration.log",
     shell:
@@ -215,17 +220,19 @@ rule fig10_microbench:
     input:
         phases=f"{PF_DATA}/fig10_phases.csv",
         throughput="results/microbench/throughput.csv",
+        seed_tables=expand("results/microbench/seeds/seed={seed}/throughput.csv", seed=SEEDS),
     output:
         png=report("figures/fig10_microbench.png", caption="../report/fig10_microbench.rst",
                    category=REPORT_CATEGORY["microbench"]),
         pdf="figures/fig10_microbench.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig10_microbench.log",
     shell:
         "{params.python} analysis/fig10_microbench.py --phases {input.phases} "
-        "--throughput {input.throughput} --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+        "--throughput {input.throughput} --seed-tables {input.seed_tables} "
+        "--png {output.png} --pdf {output.pdf} > {log} 2>&1"
 
 
 rule fig12_migration:
@@ -240,7 +247,7 @@ rule fig12_migration:
                    category=REPORT_CATEGORY["microbench"]),
         pdf="figures/fig12_migration.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig12_migration.log",
     shell:
@@ -259,7 +266,7 @@ rule fig13_sync:
                    category=REPORT_CATEGORY["microbench"]),
         pdf="figures/fig13_sync.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig13_sync.log",
     shell:
@@ -277,7 +284,7 @@ rule fig_theorem1_boundary:
                    caption="../report/fig_theorem1_boundary.rst", category=REPORT_CATEGORY["design"]),
         pdf="figures/fig_theorem1_boundary.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig_theorem1_boundary.log",
     shell:
@@ -290,7 +297,7 @@ TARGETS.extend(
         *rules.paperfigs_tables.output,
         *rules.table5_latency.output,
         *rules.table5_optimum.output,
-        rules.models_metrics.output.metrics,
+        *rules.models_metrics.output,
         *rules.fig03_bad_case.output,
         *rules.fig04_switch.output,
         *rules.fig06_group_status.output,

@@ -102,7 +102,7 @@ rule fig_production_gap:
         ),
         pdf="figures/fig_production_gap.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig_production_gap.log",
     shell:
@@ -124,6 +124,8 @@ if LENGTHS_PATH:
             + run_files(GAP_RUNS[GAP_TRACE, LENGTHS_PATH], "timeseries.csv"),
             ledger="src/rollmux/data/claims.csv",
             tolerances="src/rollmux/data/claims_tolerances.yaml",
+            jobs=run_files(GAP_RUNS[GAP_TRACE, LENGTHS_PATH], "jobs.csv"),
+            trace=trace_file(GAP_TRACE),
         output:
             table=report(
                 "results/evidence/production_lengths.csv",
@@ -131,8 +133,12 @@ if LENGTHS_PATH:
                 category=REPORT_CATEGORY["production"],
                 labels={"table": "production claims with real response lengths"},
             ),
+            # RollMux's jobs with real lengths by the workload that served them
+            by_workload="results/evidence/production_lengths_by_workload.csv",
         params:
             experiment="lengths",
+            lengths=LENGTHS_PATH,
+            overrides=SIM_OVERRIDES,
         log:
             "results/logs/evidence/production_lengths.log",
         script:
@@ -146,7 +152,7 @@ if LENGTHS_PATH:
             fit="results/lengths/fit.csv",
         params:
             path=LENGTHS_PATH,
-            python=sys.executable,
+            python=PYTHON,
         log:
             "results/logs/lengths/trace_lengths.log",
         shell:

@@ -20,7 +20,8 @@ from rollmux.sim.sweeps import RunKey, run_files, trace_file, window_name
 RB = config["robustness"]
 RB_POLICIES = list(RB["policies"])
 RB_REFERENCE = str(RB["reference"])
-RB_SEEDS = [int(s) for s in RB["seeds"]]
+# the drift replays change with the seed (templates drawn per job): every seed of `seeds`
+RB_SEEDS = SEEDS
 # The drift replays' trace: the first `first_arrivals` arrivals, cut by rule sim_window
 # (simulate.smk) like the sensitivity sweeps' windows; 0 = the shipped trace itself.
 RB_TRACE_NAME = window_name(RB["trace"], int(RB["first_arrivals"]))
@@ -68,6 +69,7 @@ rule robustness_aggregate:
         utilisation="results/robustness/utilisation.csv",
         migration="results/robustness/migration.csv",
         metrics="results/metrics/robustness.csv",
+        seed_metrics="results/metrics/seeds/robustness.csv",
     params:
         context=(
             f"trace {RB['trace']}, "
@@ -156,7 +158,7 @@ rule fig16_drift_templates:
         ),
         pdf="figures/fig16_drift_templates.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         window=RB["templates"]["window"],
     log:
         "results/logs/fig16_drift_templates.log",
@@ -179,7 +181,7 @@ rule fig17_drift_cost:
         ),
         pdf="figures/fig17_drift_cost.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         policies=" ".join(RB_POLICIES),
         reference=RB_REFERENCE,
     log:
@@ -205,7 +207,7 @@ rule fig18_drift_utilisation:
         ),
         pdf="figures/fig18_drift_utilisation.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         reference=RB_REFERENCE,
     log:
         "results/logs/fig18_drift_utilisation.log",
@@ -231,7 +233,7 @@ rule fig19_failure_timeline:
         ),
         pdf="figures/fig19_failure_timeline.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig19_failure_timeline.log",
     shell:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rollmux.sim.sweeps import run_files, sweep_plan, trace_file
 
-SIM_PLAN = sweep_plan(config["sim"], config["seed"])
+SIM_PLAN = sweep_plan(config["sim"], config["seed"], SEEDS)
 # Real response lengths (config lengths.path, a PolyTrace folder read at run time; see
 # docs/stochastic.md section 7). Absent folder: the replays with real lengths are left out
 # of the targets, with a warning.
@@ -90,6 +90,8 @@ rule sim_production:
     output:
         table="results/sim/production.csv",
         timeseries="results/sim/production_timeseries.csv",
+    params:
+        seeds=SIM_PLAN.seeds,
     log:
         "results/logs/sim/production.log",
     script:
@@ -106,6 +108,7 @@ rule sim_mixed:
         table="results/sim/mixed.csv",
         timeseries="results/sim/mixed_timeseries.csv",
     params:
+        seeds=SIM_PLAN.seeds,
         settings=[dataclasses.asdict(SIM_PLAN.mixed_setting)],
         reference=SIM_PLAN.reference,
     log:
@@ -123,6 +126,7 @@ rule sim_sensitivity:
     output:
         table="results/sim/sensitivity.csv",
     params:
+        seeds=SIM_PLAN.seeds,
         settings=[dataclasses.asdict(s) for s in SIM_PLAN.settings],
         reference=SIM_PLAN.reference,
     log:
@@ -158,6 +162,7 @@ rule sim_metrics_production:
         table=rules.sim_production.output.table,
     output:
         metrics="results/metrics/production.csv",
+        seed_metrics="results/metrics/seeds/production.csv",
     log:
         "results/logs/sim/metrics_production.log",
     script:
@@ -172,6 +177,7 @@ rule sim_metrics_simulation:
         mixed=rules.sim_mixed.output.table,
     output:
         metrics="results/metrics/simulation.csv",
+        seed_metrics="results/metrics/seeds/simulation.csv",
     params:
         window=SIM_PLAN.window,
         slo_endpoints=config["sim"].get("metrics", {}).get("slo_endpoints", ["1.2", "2"]),
@@ -195,7 +201,7 @@ rule fig14_trace_replay:
         ),
         pdf="figures/fig14_trace_replay.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         policies=",".join(config["sim"].get("figures", {}).get(
             "fig14_policies", ["rollmux", "solo-d", "verl"])),
     log:
@@ -219,7 +225,7 @@ rule fig15_sensitivity:
         ),
         pdf="figures/fig15_sensitivity.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         policies=",".join(config["sim"].get("figures", {}).get(
             "fig15_policies", ["rollmux", "random", "greedy"])),
     log:
@@ -243,7 +249,7 @@ rule fig20_mixed:
         ),
         pdf="figures/fig20_mixed.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig20_mixed.log",
     shell:
@@ -266,7 +272,7 @@ rule fig_fluid_bound:
         ),
         pdf="figures/fig_fluid_bound.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
         # readable names of the compared traces (the figure shows no internal names)
         trace_labels=";".join(
             f"{trace}="
@@ -294,8 +300,8 @@ TARGETS.extend(
         rules.sim_sensitivity.output.table,
         rules.sim_mixed.output.table,
         rules.sim_fluid.output.table,
-        rules.sim_metrics_production.output.metrics,
-        rules.sim_metrics_simulation.output.metrics,
+        *rules.sim_metrics_production.output,
+        *rules.sim_metrics_simulation.output,
         *rules.fig14_trace_replay.output,
         *rules.fig15_sensitivity.output,
         *rules.fig20_mixed.output,

@@ -127,7 +127,7 @@ rule fig_theorem1_worst_case:
         ),
         pdf="figures/fig_theorem1_worst_case.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig_theorem1_worst_case.log",
     shell:

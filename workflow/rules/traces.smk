@@ -65,7 +65,7 @@ rule fig02_phase_durations:
         ),
         pdf="figures/fig02_phase_durations.pdf",
     params:
-        python=sys.executable,
+        python=PYTHON,
     log:
         "results/logs/fig02_phase_durations.log",
     shell:

@@ -12,7 +12,6 @@ try:
         out_residuals=snakemake.output.residuals,
         seed=int(snakemake.params.seed),
         iterations=int(snakemake.params.iterations),
-        tolerance_pp=float(snakemake.params.tolerance_pp),
         microbench_path=snakemake.input.microbench,
         hardware_path=snakemake.input.hardware,
         calibration_path=snakemake.input.calibration,

@@ -20,8 +20,10 @@ try:
         require_evidence=snakemake.params.require_evidence,
         beyond_metrics_paths=[snakemake.input.beyond_metrics],
         beyond_ledger=snakemake.input.beyond_ledger,
+        what_it_would_take_paths=list(snakemake.input.what_it_would_take),
         out_html=snakemake.output.html,
         out_html_fragment=snakemake.output.landing,
+        seed_metrics_paths=snakemake.input.seed_metrics,
     )
 except ValueError as exc:  # ClaimsError: name the file, row and field in the log too
     logging.error("%s", exc)

@@ -26,6 +26,7 @@ from rollmux.experiments.simulation_evidence import (
     slowed_share,
 )
 from rollmux.experiments.slo_evidence import concat_misses, replay_misses
+from rollmux.experiments.slo_readings import readings_table
 from rollmux.experiments.sync_evidence import SYNC_CLAIMS, sync_what_it_takes
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv
@@ -73,6 +74,9 @@ elif experiment == "baseline_attainment":
     table = baseline_attainment_bound(sens, slowed,
                                       paper_ranges(ledger, list(BASELINE_SLO_CLAIMS)),
                                       [str(v) for v in snakemake.params.slo_endpoints])
+elif experiment == "slo_readings":
+    prod = pd.read_csv(snakemake.input.production, dtype={"slo": str})
+    table = readings_table(prod, str(snakemake.params.trace), "C03")
 elif experiment == "peak_window":
     runs = collect_runs(folders(snakemake.input.summaries))
     table = peak_window(runs, paper_values(ledger, ["C44"])["C44"],

@@ -14,6 +14,7 @@ from rollmux.experiments.production_gap import (
     Step,
     burst_to_peak,
     gap_table,
+    lengths_by_workload,
     lengths_claims,
     slo_by_replay,
     slo_readings,
@@ -21,7 +22,8 @@ from rollmux.experiments.production_gap import (
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv, write_json
 from rollmux.sim.sweeps import collect_runs
-from rollmux.traces.loader import load_trace, write_trace
+from rollmux.traces.loader import load_trace
+from rollmux.traces.writer import write_trace
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
@@ -83,3 +85,25 @@ else:
                             "lengths": slo_readings(summaries(real))})
     write_csv(table, snakemake.output.table, "%.6g")
     logging.info("wrote %d rows to %s", len(table), snakemake.output.table)
+    # RollMux's jobs with real lengths, by the workload that served each (rule R1).
+    import pandas as pd
+
+    from rollmux.sim.lengths import LengthSource
+
+    hw = load_hardware(overrides=dict(snakemake.params.overrides) or None)
+    turns = {job.job_id: job.turns for job in load_trace(snakemake.input.trace, hw)}
+    source = LengthSource.read(str(snakemake.params.lengths))
+    parts, workload_of = [], {}
+    for folder in folders(real):
+        config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+        if config["policy"] != "rollmux":
+            continue
+        seed = int(config["seed"])
+        jobs = pd.read_csv(Path(folder) / "jobs.csv")
+        jobs["job_id"] = [f"{seed}:{j}" for j in jobs["job_id"]]
+        for key in jobs["job_id"]:
+            job_id = key.split(":", 1)[1]
+            workload_of[key] = source.names()[source.workload_for(job_id, turns[job_id], seed)]
+        parts.append(jobs)
+    by = lengths_by_workload(pd.concat(parts, ignore_index=True), workload_of)
+    write_csv(by, snakemake.output.by_workload, "%.6g")

@@ -13,7 +13,9 @@ from rollmux.sim.sweeps import Setting, collect_runs, collect_timeseries, sensit
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
 folders = sorted({str(Path(p).parent) for p in snakemake.input.summaries})
-runs = collect_runs(folders)
+# a replay the seed does not change ran once: copied to every seed of the plan
+seeds = [int(x) for x in snakemake.params.seeds] if hasattr(snakemake.params, "seeds") else None
+runs = collect_runs(folders, seeds)
 if hasattr(snakemake.params, "settings"):
     settings = [Setting(**dict(s)) for s in snakemake.params.settings]
     table = sensitivity_table(runs, settings, str(snakemake.params.reference))

@@ -1,13 +1,16 @@
 """Snakemake adapter: claims metrics of the trace replays (results/metrics/<stage>.csv).
 
 Production (C01-C13, C56) from results/sim/production.csv; simulation (C28-C44) from
-results/sim/sensitivity.csv and results/sim/mixed.csv.
+results/sim/sensitivity.csv and results/sim/mixed.csv. Beside each metrics file, the same
+metrics at each seed alone (results/metrics/seeds/<stage>.csv); the metrics file's value
+is their mean (rollmux.experiments.intervals).
 """
 
 import logging
 
 import pandas as pd
 
+from rollmux.experiments.intervals import mean_over_seeds, per_seed_metrics
 from rollmux.experiments.production import production_metrics
 from rollmux.experiments.sensitivity import simulation_metrics
 from rollmux.io import write_csv
@@ -17,15 +20,30 @@ logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
 if hasattr(snakemake.input, "sensitivity"):
     window = int(snakemake.params.window)
     note = f"; first {window} arrivals of each trace" if window else ""
-    metrics = simulation_metrics(
-        pd.read_csv(snakemake.input.sensitivity, dtype={"value": str, "slo": str}),
-        pd.read_csv(snakemake.input.mixed, dtype={"value": str, "slo": str}),
-        f"{snakemake.input.sensitivity};{snakemake.input.mixed}",
-        slo_endpoints=[str(v) for v in snakemake.params.slo_endpoints],
-        window_note=note,
-    )
+    sens = pd.read_csv(snakemake.input.sensitivity, dtype={"value": str, "slo": str})
+    mixed = pd.read_csv(snakemake.input.mixed, dtype={"value": str, "slo": str})
+    sources = f"{snakemake.input.sensitivity};{snakemake.input.mixed}"
+    endpoints = [str(v) for v in snakemake.params.slo_endpoints]
+
+    def build(sens: pd.DataFrame, mixed: pd.DataFrame) -> pd.DataFrame:
+        return simulation_metrics(sens, mixed, sources, slo_endpoints=endpoints,
+                                  window_note=note)
+
+    metrics = build(sens, mixed)
+    # each claim's value at each seed alone (replays the seed does not change are copied
+    # to every seed by the sweeps' tables), the metrics file's value the mean of those
+    per_seed = per_seed_metrics(
+        lambda seed: build(sens[sens["seed"] == seed], mixed[mixed["seed"] == seed]),
+        sorted(int(s) for s in sens["seed"].unique()))
 else:
-    metrics = production_metrics(pd.read_csv(snakemake.input.table, dtype={"slo": str}),
-                                 str(snakemake.input.table))
+    prod = pd.read_csv(snakemake.input.table, dtype={"slo": str})
+    source = str(snakemake.input.table)
+    metrics = production_metrics(prod, source)
+    per_seed = per_seed_metrics(
+        lambda seed: production_metrics(prod[prod["seed"] == seed], source),
+        sorted(int(s) for s in prod["seed"].unique()))
+metrics = mean_over_seeds(metrics, per_seed)
 write_csv(metrics, snakemake.output.metrics)
-logging.info("wrote %d metrics to %s", len(metrics), snakemake.output.metrics)
+write_csv(per_seed, snakemake.output.seed_metrics)
+logging.info("wrote %d metrics to %s (per seed: %s)", len(metrics), snakemake.output.metrics,
+             snakemake.output.seed_metrics)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from rollmux.experiments.metrics import METRIC_COLUMNS
@@ -16,32 +17,65 @@ from rollmux.experiments.metrics import METRIC_COLUMNS
 __all__ = ["comparison_metrics", "slo_optimum_metrics"]
 
 
+def _interval(values: np.ndarray) -> tuple[object, object]:
+    """95 % Student-t interval of the mean of per-seed values ("" with fewer than 2)."""
+    values = values[np.isfinite(values)]
+    if len(values) < 2:
+        return "", ""
+    from scipy import stats
+
+    half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / np.sqrt(len(values))
+    return float(values.mean() - half), float(values.mean() + half)
+
+
 def comparison_metrics(table: pd.DataFrame, baseline: str, candidate: str,
                        labels: Mapping[str, str], prefix: str, source: str) -> pd.DataFrame:
     """Metrics (the metrics contract's columns) of ``candidate`` against ``baseline``.
 
-    ``table``: rows of :data:`COMPARISON_COLUMNS` (seeds are averaged); ``labels``: trace
-    -> the label in the metric names, ``<prefix>_<quantity>_<label>``. Per trace: the cost
-    of completing the trace and the mean slowdown as ratios candidate / baseline (``x``),
-    the candidate's SLO attainment (``%``) and its median decision latency over the
-    baseline's (``x``). ValueError naming the trace and policy when a replay is missing.
+    ``table``: rows of :data:`COMPARISON_COLUMNS`, one per replay and seed; ``labels``:
+    trace -> the label in the metric names, ``<prefix>_<quantity>_<label>``. Per trace,
+    each the mean over seeds (replays paired by seed) with a 95 % Student-t interval
+    (``low``/``high``) when there are two seeds or more: the cost of completing the trace
+    and the mean slowdown as ratios candidate / baseline (``x``), the candidate's SLO
+    attainment under the paper reference and the realised reading and the baseline's
+    realised one (``%``), and the median decision latency ratio (``x``). ValueError
+    naming the trace and policy when a replay is missing.
     """
-    means = table.groupby(["trace", "policy"], sort=True).mean(numeric_only=True)
     rows = []
     for trace, label in labels.items():
+        per = {}
         for policy in (baseline, candidate):
-            if (trace, policy) not in means.index:
+            part = table[(table["trace"] == trace) & (table["policy"] == policy)]
+            if not len(part):
                 raise ValueError(f"{source}: no replay of policy {policy!r} on trace {trace!r}")
-        base, cand = means.loc[(trace, baseline)], means.loc[(trace, candidate)]
-        note = f"{candidate} vs {baseline} on {trace}"
-        for quantity, value, unit in (
-            ("cost_ratio", cand.total_cost_usd / base.total_cost_usd, "x"),
-            ("slo_attainment", 100.0 * cand.slo_attainment, "%"),
-            ("mean_slowdown_ratio", cand.mean_slowdown / base.mean_slowdown, "x"),
-            ("decision_latency_ratio", cand.decision_median_ms / base.decision_median_ms, "x"),
+            per[policy] = part.groupby("seed", sort=True).mean(numeric_only=True)
+        base, cand = per[baseline], per[candidate]
+        seeds = base.index.intersection(cand.index)
+        base, cand = base.loc[seeds], cand.loc[seeds]
+        note = f"{candidate} vs {baseline} on {trace}, {len(seeds)} seed(s)"
+
+        def col(frame: pd.DataFrame, name: str) -> np.ndarray:
+            if name not in frame:
+                return np.full(len(frame), np.nan)
+            return frame[name].to_numpy(dtype=float)
+
+        for quantity, values, unit in (
+            ("cost_ratio", col(cand, "total_cost_usd") / col(base, "total_cost_usd"), "x"),
+            ("slo_attainment", 100.0 * col(cand, "slo_attainment"), "%"),
+            ("slo_attainment_realised", 100.0 * col(cand, "slo_attainment_realised"), "%"),
+            ("baseline_slo_attainment_realised",
+             100.0 * col(base, "slo_attainment_realised"), "%"),
+            ("mean_slowdown_ratio", col(cand, "mean_slowdown") / col(base, "mean_slowdown"),
+             "x"),
+            ("decision_latency_ratio",
+             col(cand, "decision_median_ms") / col(base, "decision_median_ms"), "x"),
         ):
-            rows.append({"metric": f"{prefix}_{quantity}_{label}", "value": float(value),
-                         "low": "", "high": "", "unit": unit, "source": source, "note": note})
+            low, high = _interval(values)
+            rows.append({"metric": f"{prefix}_{quantity}_{label}",
+                         "value": float(np.nanmean(values)) if np.isfinite(values).any()
+                         else float("nan"),
+                         "low": low, "high": high, "unit": unit, "source": source,
+                         "note": note})
     return pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
 
 

@@ -19,14 +19,19 @@ from typing import Any
 import pandas as pd
 
 __all__ = [
+    "ATTAINMENT_METRICS",
+    "BESIDE_READING",
     "METRICS",
     "METRIC_COLUMNS",
     "STAGES",
+    "STATUS_READING",
     "Metric",
     "metric_row",
     "metric_unit",
     "metrics_frame",
+    "split_reading",
     "stage_metrics",
+    "with_reading",
 ]
 
 #: Columns of ``results/metrics/<stage>.csv``, in order.
@@ -169,8 +174,39 @@ METRICS: dict[str, Metric] = {
 }
 
 
+#: SLO attainment metrics (issue 19 item 2, docs/metrics.md "SLO readings"): the row's value
+#: is the realised reading (:data:`STATUS_READING`, the claim's status comes from it) and a
+#: companion row ``<metric>@reference`` (:func:`with_reading`) carries the paper-reference
+#: reading (:data:`BESIDE_READING`), shown beside it in the claims report.
+ATTAINMENT_METRICS: frozenset[str] = frozenset({
+    "slo_attainment_rollmux", "slo_random_by_workload", "slo_greedy_by_workload",
+    "slo_random_by_slo", "slo_greedy_by_slo", "slo_baselines_by_groupsize",
+    "slo_rollmux_simulation", "slo_random_mixed", "slo_greedy_mixed", "slo_rollmux_drift",
+})
+#: The SLO reading an attainment claim takes its status from, and the one shown beside it.
+STATUS_READING = "realised"
+BESIDE_READING = "reference"
+_READING_SEPARATOR = "@"
+
+
+def with_reading(metric: str, reading: str) -> str:
+    """The name of ``metric``'s companion row under ``reading`` (``metric@reading``)."""
+    return f"{metric}{_READING_SEPARATOR}{reading}"
+
+
+def split_reading(name: str) -> tuple[str, str]:
+    """(metric, reading) of a metrics row's name; reading ``""`` for a plain metric."""
+    metric, _, reading = name.partition(_READING_SEPARATOR)
+    return metric, reading
+
+
 def metric_unit(metric: str) -> str:
     """The unit of ``metric`` in the contract; ValueError naming an undeclared metric."""
+    metric, reading = split_reading(metric)
+    if reading and (metric not in ATTAINMENT_METRICS or reading != BESIDE_READING):
+        raise ValueError(f"metric {metric!r}: a companion row under reading {reading!r} is "
+                         f"allowed only for an SLO attainment metric, reading "
+                         f"{BESIDE_READING!r}")
     if metric not in METRICS:
         raise ValueError(f"metric {metric!r} is not declared in rollmux.experiments.metrics")
     return METRICS[metric].unit
@@ -193,6 +229,7 @@ def metrics_frame(rows: Iterable[Mapping[str, Any]], stage: str) -> pd.DataFrame
     for row in rows:
         name = str(row["metric"])
         unit = metric_unit(name)
+        name = split_reading(name)[0]
         if METRICS[name].stage != stage:
             raise ValueError(f"metric {name!r} belongs to stage {METRICS[name].stage!r}, "
                              f"not {stage!r}")

@@ -7,11 +7,11 @@ give the paper's value:
 
 - readings: ``default``; ``baselines_in_group`` (Solo-D, veRL and Gavel+ run each job on
   the GPUs it has in its group, not on those it requests); ``spatial_stacked`` (each D rolls
-  out on one of C's H20 nodes); ``e_other_size`` (the other E size at which the train
-  mux's largest overhead meets Table 4's bound: E's chain sets the cycle, and the group
-  is not saturated);
+  out on one of C's H20 nodes); ``e_other_size`` (of the two E sizes at which the
+  train mux's largest overhead would meet Table 4's upper bound, the one farther from our
+  estimate; C23 is predicted, so this is what it would take, not a fit);
   ``d_ratio_on_group_gpus`` (Type-D's ``T_roll ~ 2.5 T_train`` holds on the 8 H800 it has
-  in the train mux, C and E refitted); each with Table 4's ends and every group's
+  in the train mux, A and C's rollout refitted); each with Table 4's ends and every group's
   ``T_load / T_cycle`` (the paper's train mux "leaves some bubbles unfilled");
 - Solo-D: RollMux's mean slowdown against the jobs' requested solo runs that the paper's
   gain implies with our group's and Solo-D's costs, next to ours and Table 4's bound;
@@ -152,7 +152,7 @@ def readings(seed: int, iterations: int, hw: Hardware, definitions: Mapping[str,
     """The default setup and the readings the paper's text leaves open (module docstring).
 
     ``d_ratio_on_group_gpus`` holds Type-D's ``T_roll ~ 2.5 T_train`` on the 8 H800 it has
-    in the train mux (its training on 16 H800 takes half that) and refits C and E
+    in the train mux (its training on 16 H800 takes half that) and refits A and C's rollout
     (fit ``microbench_types``) for it.
     """
     targets = microbench_targets(ledger)

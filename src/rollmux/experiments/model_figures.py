@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the model modules load scipy; import them where they are us
     from rollmux.group import CoExecutionGroup
 
 __all__ = [
+    "MICROBENCH_METRICS",
     "THEOREM1_IN_SCOPE",
     "bad_case",
     "group_status_examples",
@@ -41,6 +42,16 @@ __all__ = [
     "switch_table",
     "sync_table",
 ]
+
+#: The metrics of :func:`models_metrics` read from the simulated micro-benchmarks (phase
+#: times drawn with the seed: C14-C25); the others are deterministic.
+MICROBENCH_METRICS: tuple[str, ...] = (
+    *(f"throughput_ratio_{scenario}_{base}" for scenario in ("temporal", "train", "spatial")
+      for base in ("solod", "gavel", "verl")),
+    "iteration_overhead_vs_solo",
+    "iteration_slowdown_vs_ideal",
+    "migration_speedup",
+)
 
 THEOREM1_IN_SCOPE: tuple[str, ...] = (
     "a_one_rollout_one_train",

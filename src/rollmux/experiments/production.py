@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.experiments.metrics import metric_row, metrics_frame
+from rollmux.experiments.metrics import BESIDE_READING, metric_row, metrics_frame, with_reading
 from rollmux.sim.metrics import bubble_reduction, bubble_reduction_pp
 
 __all__ = ["mean_by_policy", "production_metrics"]
@@ -41,7 +41,9 @@ def production_metrics(prod: pd.DataFrame, source: str) -> pd.DataFrame:
     own_span_h = mean_by_policy(prod, "span_h")
     span_h = own_span_h["solo-d"]
     cost = {p: total[p] / span_h for p in total}
-    slo = mean_by_policy(prod, "slo_attainment")
+    slo = mean_by_policy(prod, "slo_attainment_realised")
+    slo_reference = mean_by_policy(prod, "slo_attainment_reference")
+    slo_planned = mean_by_policy(prod, "slo_attainment_planned")
     h20 = mean_by_policy(prod, "peak_gpus_H20")
     h800 = mean_by_policy(prod, "peak_gpus_H800")
     shares = {s: mean_by_policy(prod, f"share_{s}")["rollmux"]
@@ -81,8 +83,13 @@ def production_metrics(prod: pd.DataFrame, source: str) -> pd.DataFrame:
         metric_row("cost_ratio_verl_over_rollmux", source, ratio_note("verl", "veRL"),
                 total["verl"] / total["rollmux"]),
         metric_row("slo_attainment_rollmux", source,
-                f"share of the trace's jobs completed within their SLO {on}",
+                f"share of the trace's jobs completed within their SLO, realised reading "
+                f"(realised over solo on the same draws; planned reading "
+                f"{100.0 * slo_planned['rollmux']:.4g}%) {on}",
                 100.0 * slo["rollmux"]),
+        metric_row(with_reading("slo_attainment_rollmux", BESIDE_READING), source,
+                f"the same, paper-reference reading (realised over the worst-case solo "
+                f"estimate) {on}", 100.0 * slo_reference["rollmux"]),
         metric_row("cost_per_hour_rollmux", source, hourly_note("rollmux"),
                 cost["rollmux"]),
         metric_row("cost_per_hour_solod", source, hourly_note("solo-d"), cost["solo-d"]),

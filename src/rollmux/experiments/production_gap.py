@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "BY_WORKLOAD_COLUMNS",
     "CLAIMS",
     "FACTORS",
     "GAP_COLUMNS",
@@ -43,6 +44,7 @@ __all__ = [
     "burst_arrivals",
     "burst_to_peak",
     "gap_table",
+    "lengths_by_workload",
     "lengths_claims",
     "slo_by_replay",
     "slo_readings",
@@ -298,3 +300,32 @@ def lengths_claims(ledger: pd.DataFrame, tolerances: Mapping[str, Any],
             row[f"holds_{name}"] = bool(verdict.holds)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(LENGTHS_COLUMNS))
+
+
+#: Columns of :func:`lengths_by_workload`.
+BY_WORKLOAD_COLUMNS: tuple[str, ...] = (
+    "workload", "jobs", "slo_met_realised_pct", "realised_over_worst_solo_median",
+    "slowdown_realised_median",
+)
+
+
+def lengths_by_workload(jobs: pd.DataFrame, workload_of: Mapping[str, str]) -> pd.DataFrame:
+    """RollMux's jobs with real lengths grouped by the workload that served them.
+
+    ``jobs``: the replays' jobs tables stacked (``job_id``, ``slo_met_realised``,
+    ``solo_iteration_realised_s``, ``solo_iteration_s``, ``slowdown_realised``);
+    ``workload_of``: each job id's workload (:meth:`rollmux.sim.lengths.LengthSource.
+    workload_for`). ``realised_over_worst_solo``: the job's realised solo iteration over
+    the worst-case solo estimate admission plans with.
+    """
+    frame = jobs.assign(
+        workload=[workload_of[str(j)] for j in jobs["job_id"]],
+        ratio=jobs["solo_iteration_realised_s"] / jobs["solo_iteration_s"],
+    )
+    rows = []
+    for name, part in frame.groupby("workload", sort=True):
+        rows.append({"workload": name, "jobs": len(part),
+                     "slo_met_realised_pct": 100.0 * float(part["slo_met_realised"].mean()),
+                     "realised_over_worst_solo_median": float(part["ratio"].median()),
+                     "slowdown_realised_median": float(part["slowdown_realised"].median())})
+    return pd.DataFrame(rows, columns=list(BY_WORKLOAD_COLUMNS))

@@ -9,9 +9,43 @@ tables, and a summary) from jobs in memory. Metrics are defined in docs/metrics.
 
 from __future__ import annotations
 
-from rollmux.sim.engine import FIDELITIES, Failure, SimConfig, simulate_trace
-from rollmux.sim.records import SimulationResult
-from rollmux.sim.replay import ReplaySpec, run_replay
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["FIDELITIES", "Failure", "ReplaySpec", "SimConfig", "SimulationResult", "run_replay",
-           "simulate_trace"]
+if TYPE_CHECKING:
+    from rollmux.sim.engine import FIDELITIES, Failure, SimConfig, simulate_trace
+    from rollmux.sim.records import SimulationResult
+    from rollmux.sim.replay import ReplaySpec, run_replay
+
+# Public names load their module on first use (PEP 562): importing a light submodule, such
+# as a command's argument parser, does not load numpy, pandas or the engine (README, "The
+# command line": start-up).
+_LAZY: dict[str, str] = {
+    "FIDELITIES": "rollmux.sim.engine",
+    "Failure": "rollmux.sim.engine",
+    "SimConfig": "rollmux.sim.engine",
+    "simulate_trace": "rollmux.sim.engine",
+    "SimulationResult": "rollmux.sim.records",
+    "ReplaySpec": "rollmux.sim.replay",
+    "run_replay": "rollmux.sim.replay",
+}
+
+__all__ = [
+    "FIDELITIES",
+    "Failure",
+    "ReplaySpec",
+    "SimConfig",
+    "SimulationResult",
+    "run_replay",
+    "simulate_trace",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

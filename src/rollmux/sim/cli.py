@@ -17,8 +17,9 @@ is refused with exit 2.
 The command only builds a :class:`rollmux.sim.replay.ReplaySpec` from its options and
 calls :func:`rollmux.sim.replay.run_replay`, which a Python caller can call too: same
 files, same ``config.json``. The output folder is checked when the options are parsed
-(``--out ''``, a file, the current folder, or a folder holding files but no
-``config.json``, i.e. not an earlier output, are refused); the trace and the failure list
+(``--out ''``, a file, the current folder, or a non-empty folder that rollmux did not
+write, i.e. without the marker ``.rollmux-output.json`` or with files the marker does not
+list, are refused; a symbolic link is followed, its target replaced); the trace and the failure list
 are validated before any work: an invalid one prints its problems (one per line, located
 by file, line, row and column) and exits 1. Output files (default folder
 ``results/simulate/<spec.path()>``, e.g.
@@ -44,7 +45,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rollmux.cliutil import (
     add_hardware,
@@ -58,27 +59,34 @@ from rollmux.cliutil import (
     progress_bar,
 )
 from rollmux.errors import ExitStatus, UsageError, printable
-from rollmux.io import check_output_folder
-from rollmux.sim.drift import DriftReach
-from rollmux.sim.replay import (
-    FLOAT_FORMAT,
-    SLO_FROM_TRACE,
-    ReplaySpec,
-    SloSetting,
-    draw_slos,
-    group_size_options,
-    override_slos,
-    parse_slo,
-    run_replay,
-    write_result,
-)
+from rollmux.io import OUTPUT_MARKER, check_output_folder
+
+if TYPE_CHECKING:
+    from rollmux.sim.replay import (
+        FLOAT_FORMAT,
+        ReplaySpec,
+        SloSetting,
+        draw_slos,
+        group_size_options,
+        override_slos,
+        parse_slo,
+        write_result,
+    )
+
+#: Names of :mod:`rollmux.sim.replay` this module re-exports, loaded on first use (the
+#: replay machinery loads numpy and pandas; ``rollmux simulate --help`` must not).
+_FROM_REPLAY = ("FLOAT_FORMAT", "SloSetting", "draw_slos", "group_size_options",
+                "override_slos", "parse_slo", "write_result")
+
+#: ``--slo`` value that keeps the trace's SLOs (:data:`rollmux.sim.replay.SLO_FROM_TRACE`).
+SLO_FROM_TRACE = "trace"
+#: ``--drift-reach`` values (those of :class:`rollmux.sim.drift.DriftReach`; a test checks).
+DRIFT_REACHES = ("profile", "cap")
 
 #: Largest --max-group-size accepted (no policy forms groups near this size).
 GROUP_SIZE_MAX = 1000
 #: Longest --regroup-interval-h accepted: a year.
 REGROUP_INTERVAL_MAX_H = 8784.0
-#: The file whose presence marks a folder as an earlier output (safe to replace whole).
-OUTPUT_MARKER = "config.json"
 
 #: Root of the default output folders (each replay's ``spec.path()`` below it).
 DEFAULT_ROOT = Path("results") / "simulate"
@@ -98,6 +106,15 @@ __all__ = [
     "spec_from_args",
     "write_result",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name of :mod:`rollmux.sim.replay`, imported on first use."""
+    if name not in _FROM_REPLAY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from rollmux.sim import replay
+
+    return getattr(replay, name)
 
 
 def _overrides(text: str | None) -> dict[str, Any]:
@@ -125,6 +142,8 @@ def _folder(text: str) -> Path:
 
 def spec_from_args(args: argparse.Namespace) -> ReplaySpec:
     """The replay the command line describes (ValueError on a bad option)."""
+    from rollmux.sim.replay import ReplaySpec
+
     return ReplaySpec(
         trace=str(args.trace),
         policy=args.policy,
@@ -149,6 +168,8 @@ def spec_from_args(args: argparse.Namespace) -> ReplaySpec:
 
 def run_simulate(args: argparse.Namespace) -> int:
     """Build the spec, check the output folder, replay, write the outputs; the exit status."""
+    from rollmux.sim.replay import run_replay
+
     spec = spec_from_args(args)
     spec.policy_options()  # refuse a bad option before the trace is read
     out = args.out
@@ -176,17 +197,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", required=True, help="placement policy name, e.g. rollmux")
     add_seed(p, "seed of the phase draws and policy")
     p.add_argument("--out", type=output_folder(OUTPUT_MARKER), default=None,
-                   help="output folder, replaced whole: new, empty or an earlier output "
-                        "(default results/simulate/ followed by the replay's key=value "
-                        "folder)")
+                   help="output folder, replaced whole: new, empty or written by rollmux "
+                        "(a link: its target; default results/simulate/ followed by the "
+                        "replay's key=value folder)")
     p.add_argument("--fidelity", choices=("event", "analytic"), default="event",
                    help="per-phase events or steady-state rates")
     p.add_argument("--no-migration", action="store_true", help="disable long-tail migration")
     p.add_argument("--drift", default="none",
                    help="drift: none, Increasing, Decreasing, Mixed or a template "
                         "such as increasing-1.0")
-    p.add_argument("--drift-reach", choices=[r.value for r in DriftReach],
-                   default=DriftReach.PROFILE.value,
+    p.add_argument("--drift-reach", choices=DRIFT_REACHES, default=DRIFT_REACHES[0],
                    help="profile: drift scales the job's whole profile, its worst case "
                         "included (default); cap: lengths stay below the maximum of admission")
     p.add_argument("--deterministic", action="store_true",

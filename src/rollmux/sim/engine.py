@@ -29,6 +29,7 @@ from typing import Any
 
 import pandas as pd
 
+from rollmux.closedform import pools_from_hardware, verl
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.memo import Memo
@@ -48,6 +49,9 @@ from rollmux.placement import (
     policy_options,
     release,
 )
+from rollmux.placement.base import group_model
+from rollmux.placement.snapshot import GroupState
+from rollmux.placement.timeslice import slice_member, slice_period_s
 from rollmux.sim.analytic import AnalyticModel, JobRuntime, colocation_ratio, gpus_per_node
 from rollmux.sim.drift import (
     NO_DRIFT,
@@ -349,6 +353,7 @@ class _JobState:
 
     job: RLJob
     solo_iteration_s: float = math.nan
+    planned_slowdown: float = math.nan
     status: str = "pending"
     strategy: str = ""
     group_id: str = ""
@@ -386,8 +391,8 @@ class _Driver:
         self.draw_factory = draw_factory
         self.profile_factory = profile_factory
         self.progress = progress
-        self.snapshot = empty_snapshot(hw)
         self.state = [_JobState(job=j) for j in self.jobs]
+        self.snapshot = empty_snapshot(hw)
         self.gpu_types = tuple(sorted(hw.gpus))
         self.ts_rows: list[tuple[Any, ...]] = []
         self.event_rows: list[tuple[Any, ...]] = []
@@ -403,6 +408,67 @@ class _Driver:
             self._push(f.kill_at_s, _P_KILL, "kill", self.index[f.job_id])
             self.state[self.index[f.job_id]].failures.append(f)
         self.regroup_interval_s = self._regroup_interval()
+
+    @property
+    def snapshot(self) -> ClusterSnapshot:
+        """The cluster as the policy sees it now."""
+        return self._snapshot
+
+    @snapshot.setter
+    def snapshot(self, snap: ClusterSnapshot) -> None:
+        """Set the cluster; every group that changed updates its members' planned slowdowns."""
+        old = getattr(self, "_snapshot", None)
+        self._snapshot = snap
+        for gid, group in snap.groups.items():
+            if old is not None and old.groups.get(gid) == group:
+                continue
+            for job_id, slowdown in self._planned_slowdowns(group, snap).items():
+                st = self.state[self.index[job_id]]
+                if not slowdown <= st.planned_slowdown:  # NaN (first plan) or larger
+                    st.planned_slowdown = slowdown
+
+    @staticmethod
+    def _planned_slowdowns(group: GroupState, snap: ClusterSnapshot) -> dict[str, float]:
+        """Each member's planned slowdown: worst-case co-execution over worst-case solo.
+
+        What Algorithm 1 checks at admission (sec. 4.2): the group's meta-iteration with
+        every job at its maximum token limit over the job's worst-case solo iteration. A
+        co-located (veRL) job: its worst-case co-located iteration over the same solo; a
+        dedicated one (Solo-D, Gavel+): its allocation's worst-case iteration over the
+        worst-case solo on the GPUs it asked for; an asynchronous one (``async-solo-d``): its
+        worst-case overlapped period over the same solo; a time slice (``timeslice``): the slice's
+        worst-case period over the member's worst-case solo, as that policy admits.
+        """
+        if group.kind is GroupKind.DEDICATED:  # Solo-D, Gavel+: its allocation, alone
+            out: dict[str, float] = {}
+            for job_id in group.jobs:
+                placed = snap.jobs[job_id]
+                solo = resolve(placed.job, snap.hw).times.solo_iteration_max_s
+                out[job_id] = placed.times.solo_iteration_max_s / solo
+            return out
+        if group.kind is GroupKind.COLOCATED:
+            out = {}
+            for job_id in group.jobs:
+                placed = snap.jobs[job_id]
+                phases = placed.resolved.admission_phases(True)
+                t_type = snap.nodes[placed.train_nodes[0]].gpu_type
+                pools = pools_from_hardware(snap.hw, placed.job.rollout_gpu_type, t_type)
+                out[job_id] = verl(phases, pools).iteration_s / phases.solo_iteration_s
+            return out
+        if group.kind is GroupKind.ASYNC:  # one job, rollout overlapping training
+            out = {}
+            for job_id in group.jobs:
+                times = snap.jobs[job_id].times
+                out[job_id] = max(times.rollout_max_s, times.train_max_s + times.sync_s) / (
+                    times.rollout_max_s + times.train_max_s + times.sync_s)
+            return out
+        if group.kind is GroupKind.TIMESLICE:  # the slice's exact period, as it admits
+            members = [slice_member(snap.jobs[j].job, snap.jobs[j].times, snap.hw)
+                       for j in group.jobs]
+            period = slice_period_s(members)
+            return {j: period / m.solo_s for j, m in zip(group.jobs, members, strict=True)}
+        metrics = group_model(group, snap, worst_case=True).metrics()
+        return dict(zip(group.jobs, metrics.slowdown, strict=True))
 
     def _regroup_interval(self) -> float | None:
         """The re-solve period when the policy regroups periodically, else None."""
@@ -731,14 +797,17 @@ class _Driver:
             achieved = st.running_s / done if done > 0 else math.nan
             slowdown = achieved / solo if done > 0 else math.nan
             slowdown_realised = achieved / solo_realised if done > 0 else math.nan
+            planned = st.planned_slowdown
             completed = st.status == "completed"
             met = completed and slowdown_slo_met(slowdown, job.slo)
             met_realised = completed and slowdown_slo_met(slowdown_realised, job.slo)
+            met_planned = completed and slowdown_slo_met(planned, job.slo)
             busy = self.model.busy_gpu_s(k) if st.incarnations else (0.0, 0.0)
             rows.append((k, job.job_id, job.arrival_s, job.slo, job.iterations, done, st.status,
                          st.strategy, st.group_id, st.admitted_s, st.finish_s, st.running_s,
                          st.incarnations, solo, achieved, slowdown, met, solo_realised,
-                         slowdown_realised, met_realised, busy[0], busy[1], st.reason))
+                         slowdown_realised, met_realised, planned, met_planned, busy[0],
+                         busy[1], st.reason))
         return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
 
     def timeseries(self) -> pd.DataFrame:

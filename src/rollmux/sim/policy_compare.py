@@ -30,6 +30,7 @@ __all__ = [
     "KEY_COLUMNS",
     "LATENCY_COLUMNS",
     "decision_latencies_ms",
+    "iteration_tail",
     "latency_row",
     "outcome_row",
     "recorded_latency",
@@ -44,7 +45,9 @@ LATENCY_COLUMNS: tuple[str, ...] = (
 #: Columns of a comparison table (one row per replay), in order.
 COMPARISON_COLUMNS: tuple[str, ...] = (
     *KEY_COLUMNS, "jobs", "jobs_completed", "total_cost_usd", "cost_usd_per_h", "span_h",
-    "slo_attainment", "mean_slowdown", "p95_slowdown", "max_slowdown",
+    "slo_attainment", "slo_attainment_realised", "slo_attainment_planned",
+    "mean_slowdown", "p95_slowdown", "max_slowdown",
+    "iterations_above_slo", "jobs_above_slo",
     *LATENCY_COLUMNS[len(KEY_COLUMNS):],
 )
 
@@ -117,15 +120,48 @@ def _keys(folder: Path, trace: str | Path, config: Mapping[str, Any]) -> dict[st
             "phases": "stochastic" if config.get("stochastic", True) else "expected"}
 
 
+def iteration_tail(phases: pd.DataFrame, jobs: pd.DataFrame) -> tuple[int, int]:
+    """Iterations longer than ``SLO x T_solo`` and the jobs with any: ``(iterations, jobs)``.
+
+    ``phases``: a replay's ``phases.csv`` (:data:`rollmux.sim.records.PHASE_RECORD_COLUMNS`,
+    phase 0 rollout, 1 training); ``jobs``: its ``jobs.csv``. Iteration ``i`` of a job lasts
+    from the start of its rollout ``i`` to the start of rollout ``i + 1`` (the last: to the
+    end of its training), its waits included; ``T_solo`` is the job's
+    ``solo_iteration_s`` (the worst-case solo estimate, the plan's and the paper
+    reference's denominator).
+    """
+    work = phases[phases["phase"].isin((0, 1))]
+    starts = work[work["phase"] == 0].groupby(["job", "iteration"])["start_s"].min()
+    ends = work[work["phase"] == 1].groupby(["job", "iteration"])["end_s"].max()
+    limit = (jobs.set_index("job")["slo"] * jobs.set_index("job")["solo_iteration_s"])
+    n_iter, n_jobs = 0, 0
+    for job, first in starts.groupby(level=0):
+        t0 = first.to_numpy(dtype=float)
+        last_end = ends.get((job, int(first.index[-1][1])), np.nan)
+        lengths = np.append(np.diff(t0), float(last_end) - t0[-1])
+        above = int(np.sum(lengths > float(limit.get(job, np.inf)) * (1.0 + 1e-9)))
+        n_iter += above
+        n_jobs += int(above > 0)
+    return n_iter, n_jobs
+
+
 def outcome_row(folder: str | Path, trace: str | Path) -> dict[str, Any]:
     """What the replay in ``folder`` decided, as the non-latency columns of
-    :data:`COMPARISON_COLUMNS` (``trace``: the replayed file; its stem is the key)."""
+    :data:`COMPARISON_COLUMNS` (``trace``: the replayed file; its stem is the key).
+
+    The three SLO readings (``slo_attainment`` the paper reference, ``_realised``,
+    ``_planned``; NaN where the summary has none) and the per-iteration tail
+    (:func:`iteration_tail`; NaN unless the folder has ``phases.csv``)."""
     folder = Path(folder)
     config = _replay_config(folder)
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     jobs = pd.read_csv(folder / "jobs.csv")
     slowdown = jobs.loc[jobs.status == "completed", "slowdown"].to_numpy(dtype=float)
     nan = float("nan")
+    phases = folder / "phases.csv"
+    tail: tuple[float, float] = (nan, nan)
+    if phases.is_file():
+        tail = tuple(float(x) for x in iteration_tail(pd.read_csv(phases), jobs))  # type: ignore[assignment]
     return {
         **_keys(folder, trace, config),
         "jobs": int(summary["jobs"]),
@@ -134,9 +170,12 @@ def outcome_row(folder: str | Path, trace: str | Path) -> dict[str, Any]:
         "cost_usd_per_h": float(summary["cost_usd_per_h"]),
         "span_h": float(summary["span_h"]),
         "slo_attainment": float(summary["slo_attainment"]),
+        "slo_attainment_realised": float(summary.get("slo_attainment_realised", nan)),
+        "slo_attainment_planned": float(summary.get("slo_attainment_planned", nan)),
         "mean_slowdown": float(np.mean(slowdown)) if len(slowdown) else nan,
         "p95_slowdown": float(np.percentile(slowdown, 95)) if len(slowdown) else nan,
         "max_slowdown": float(np.max(slowdown)) if len(slowdown) else nan,
+        **dict(zip(("iterations_above_slo", "jobs_above_slo"), tail, strict=True)),
     }
 
 

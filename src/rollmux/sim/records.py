@@ -60,13 +60,16 @@ EVENT_KINDS: tuple[str, ...] = (
 #: running time over the iterations it completed; ``slowdown`` their ratio; ``slo_met``
 #: ``slowdown <= slo`` (False for rejected or unfinished jobs). ``running_s`` excludes the
 #: time between a kill and the resubmission. ``busy_*_gpu_s`` are the useful GPU-seconds
-#: the job did on each pool.
+#: the job did on each pool. The three SLO readings (docs/metrics.md): ``slowdown``/``slo_met``
+#: the paper reference (realised over the worst-case solo estimate); ``*_realised`` realised
+#: over solo on the same draws; ``*_planned`` the largest worst-case co-execution over
+#: worst-case solo of the groups the job was in (what Algorithm 1 checks).
 JOB_COLUMNS: tuple[str, ...] = (
     "job", "job_id", "arrival_s", "slo", "iterations", "iterations_done", "status",
     "strategy", "group_id", "admitted_s", "finish_s", "running_s", "incarnations",
     "solo_iteration_s", "achieved_iteration_s", "slowdown", "slo_met",
     "solo_iteration_realised_s", "slowdown_realised", "slo_met_realised",
-    "busy_rollout_gpu_s", "busy_train_gpu_s", "reason",
+    "slowdown_planned", "slo_met_planned", "busy_rollout_gpu_s", "busy_train_gpu_s", "reason",
 )
 
 

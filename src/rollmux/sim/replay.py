@@ -497,7 +497,7 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
     if out is None:
         return replay(None)
     streams = spec.record_phases and spec.fidelity == "event"
-    with replace_folder(Path(out)) as tmp:
+    with replace_folder(Path(out), run=f"rollmux simulate {spec.path().as_posix()}") as tmp:
         sink = CsvPhaseSink(tmp / PHASES_FILE, FLOAT_FORMAT) if streams else None
         try:
             result = replay(sink)
@@ -558,6 +558,8 @@ def write_result(result: Any, out: str | Path) -> list[Path]:
     earlier run stays in ``out``. Returns the final paths.
     """
     out = Path(out)
-    with replace_folder(out) as tmp:
+    run = " ".join(f"{key}={result.config[key]}" for key in ("policy", "seed")
+                   if key in result.config)
+    with replace_folder(out, run=f"rollmux simulate {run}".strip()) as tmp:
         names = _write_tables(result, tmp)
     return [out / name for name in names]

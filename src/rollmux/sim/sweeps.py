@@ -23,6 +23,7 @@ a pure function of the files it is given (definitions: docs/metrics.md, "Sweeps"
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,27 +40,32 @@ from rollmux.closedform import (
 )
 from rollmux.model import resolve
 from rollmux.sim.engine import FIDELITIES
-from rollmux.sim.replay import ReplaySpec, replay_keys
+from rollmux.sim.metrics import SLO_READINGS
+from rollmux.sim.replay import ReplaySpec, parse_slo, replay_keys
 
 __all__ = [
     "ADMISSION_STRATEGIES",
     "AVERAGE_COST_COLUMN",
     "COST_COLUMN",
     "KEY_COLUMNS",
+    "READING_COLUMNS",
     "SETTING_KINDS",
     "RunKey",
     "Setting",
     "SweepPlan",
     "collect_runs",
     "collect_timeseries",
+    "config_uses_seed",
     "fluid_job_rates",
     "fluid_table",
     "fluid_timeseries",
     "run_files",
     "run_keys",
     "run_row",
+    "seed_rows",
     "sensitivity_table",
     "slo_label",
+    "spec_uses_seed",
     "sweep_plan",
     "trace_file",
     "window_name",
@@ -68,6 +74,8 @@ __all__ = [
 
 #: Keys of a replay (``config.json`` ``keys``; the segments of its folder, in order).
 KEY_COLUMNS = ("trace", "slo", "maxgroup", "drift", "policy", "seed")
+#: The three SLO readings of a replay (summary.json keys, docs/metrics.md), as run columns.
+READING_COLUMNS: tuple[str, ...] = tuple(SLO_READINGS.values())
 
 #: The three sensitivity dimensions: workload type, SLO setting, group-size limit.
 SETTING_KINDS = ("workload", "slo", "maxgroup")
@@ -84,6 +92,30 @@ AVERAGE_COST_COLUMN = "cost_over_optimal"
 
 
 # --------------------------------------------------------------------------- run keys
+
+
+def spec_uses_seed(spec: ReplaySpec) -> bool:
+    """Whether the replay's seed changes its result: phase times sampled per iteration
+    (``stochastic``), a policy that takes a seed (Random), SLOs drawn from a range, or
+    drift (templates assigned per job with the seed). A replay without any of these gives
+    the same bytes at every seed (tests/test_sim_sweeps.py checks it), so the sweeps run
+    it once, at the first seed, and the tables copy it to every seed (:func:`seed_rows`).
+    """
+    return _uses_seed(spec.stochastic, spec.policy, spec.slo, spec.drift)
+
+
+def _uses_seed(stochastic: bool, policy: str, slo: str | None, drift: str) -> bool:
+    """:func:`spec_uses_seed` from the replay's fields; an unknown policy or a malformed
+    SLO setting counts as seeded (the config checks report them, naming the key)."""
+    from rollmux.placement import policy_options
+
+    try:
+        seeded_policy = "seed" in policy_options(policy)
+        setting = parse_slo(slo or "trace")
+    except ValueError:
+        return True
+    return bool(stochastic or seeded_policy or (setting is not None and setting.is_range)
+                or drift != "none")
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -119,6 +151,10 @@ class RunKey:
     def file(self, name: str, root: str | Path = "results/sim") -> str:
         """A file of the replay's folder, as a string (for Snakemake inputs)."""
         return str(self.path(root) / name)
+
+    def uses_seed(self) -> bool:
+        """Whether the seed changes this replay (:func:`spec_uses_seed`)."""
+        return _uses_seed(self.stochastic, self.policy, self.slo, self.drift)
 
 
 def run_files(keys: Iterable[RunKey], name: str, root: str | Path = "results/sim"
@@ -211,12 +247,21 @@ def _stochastic(phases: Any, key: str) -> bool:
     return phases == "stochastic"
 
 
-def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0) -> SweepPlan:
+def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0,
+               seeds: Sequence[int] | None = None) -> SweepPlan:
     """Expand the config's ``sim`` section (workflow/schemas/sim.schema.yaml) into runs.
 
     Missing keys take the schema's defaults, so ``sweep_plan({})`` is the default plan.
+    ``seeds`` (default: ``sim["seeds"]`` if given, else ``[default_seed]``; the pipeline
+    passes the config's top-level ``seeds``) are the replay seeds: a replay the seed
+    changes (:func:`spec_uses_seed`) runs at each, any other once, at the first seed.
+    ValueError for no seed, a repeated one or a negative one.
     """
-    seeds = tuple(int(s) for s in sim.get("seeds", [default_seed]))
+    seeds = tuple(int(s) for s in (seeds if seeds is not None
+                                   else sim.get("seeds", [default_seed])))
+    if not seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise ValueError(f"seeds must be distinct integers >= 0, at least one; got "
+                         f"{list(seeds)}")
     prod = dict(sim.get("production", {}))
     sens = dict(sim.get("sensitivity", {}))
     fluid = dict(sim.get("fluid", {}))
@@ -264,9 +309,14 @@ def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0) -> SweepPlan:
 
     def keys(trace: str, slo: str, group: int, names: Iterable[str], stochastic: bool
              ) -> tuple[RunKey, ...]:
-        return tuple(RunKey(trace, slo, group, p, s, stochastic=stochastic,
-                            fidelity=reference_fidelity if p == reference else "event")
-                     for p in names for s in seeds)
+        # a replay the seed does not change runs once, at the first seed (seed_rows)
+        out: list[RunKey] = []
+        for p in names:
+            key = RunKey(trace, slo, group, p, seeds[0], stochastic=stochastic,
+                         fidelity=reference_fidelity if p == reference else "event")
+            out += ([dataclasses.replace(key, seed=s) for s in seeds] if key.uses_seed()
+                    else [key])
+        return tuple(out)
 
     production = keys(prod_trace, prod_slo, prod_group, prod_policies, prod_stochastic)
     sensitivity = tuple(k for st in settings
@@ -280,6 +330,8 @@ def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0) -> SweepPlan:
     repeat_policies = tuple(beyond.get("repeat_policies", ("rollmux", "rollmux-repeat")))
     repeat = keys(prod_trace, prod_slo, prod_group, repeat_policies, prod_stochastic)
     repeat += keys(base_trace, base_slo, base_group, repeat_policies, sens_stochastic)
+    # rollmux-repeat against rollmux over every seed the replays use (issue 21 item 5:
+    # every reading with intervals); decision latencies are recorded for the first seed
     return SweepPlan(seeds=seeds, production=production, settings=tuple(settings),
                      sensitivity=sensitivity, mixed_setting=mixed_setting, mixed=mixed,
                      fluid=fluid_runs, reference=reference, window=window, repeat=repeat)
@@ -348,8 +400,10 @@ def run_row(folder: str | Path) -> dict[str, Any]:
     ts = pd.read_csv(folder / "timeseries.csv")
     for name in ("jobs", "jobs_completed", "jobs_rejected", "cost_usd_per_h",
                  "total_cost_usd", "peak_cost_usd_per_h", "span_h", "slo_attainment",
-                 "mean_slowdown", "max_slowdown"):
+                 *READING_COLUMNS, "mean_slowdown", "max_slowdown"):
         row[name] = summary.get(name)
+    if row["slo_attainment_reference"] is None:  # a summary written before the readings
+        row["slo_attainment_reference"] = summary.get("slo_attainment")
     for gpu_type, count in sorted(summary.get("peak_gpus", {}).items()):
         row[f"peak_gpus_{gpu_type}"] = count
     row["peak_gpus_total"] = _peak_total_gpus(ts)
@@ -365,12 +419,46 @@ def run_row(folder: str | Path) -> dict[str, Any]:
     return row
 
 
-def collect_runs(folders: Iterable[str | Path]) -> pd.DataFrame:
-    """One row per replay folder (:func:`run_row`), sorted by the key columns."""
+def config_uses_seed(config: Mapping[str, Any]) -> bool:
+    """:func:`spec_uses_seed` of the replay whose resolved configuration (``config.json``)
+    is ``config``."""
+    return _uses_seed(bool(config.get("stochastic", True)), str(config["policy"]),
+                      config.get("slo_override"), str(config.get("drift", "none")))
+
+
+def seed_rows(frame: pd.DataFrame, seeds: Sequence[int], uses_seed: Sequence[bool]
+              ) -> pd.DataFrame:
+    """``frame`` (one row per replay, a ``seed`` column) with each row whose replay the
+    seed does not change (``uses_seed`` False, row by row) copied to every seed of
+    ``seeds``: a table per seed then pairs it with the seeded replays of that seed."""
+    flags = list(uses_seed)
+    if len(flags) != len(frame):
+        raise ValueError(f"{len(flags)} flags for {len(frame)} rows")
+    parts = [frame[flags]] if any(flags) else []
+    fixed = frame[[not f for f in flags]]
+    for seed in seeds:
+        parts.append(fixed.assign(seed=int(seed)))
+    if not parts:
+        return frame.iloc[0:0]
+    return pd.concat(parts, ignore_index=True)
+
+
+def collect_runs(folders: Iterable[str | Path], seeds: Sequence[int] | None = None
+                 ) -> pd.DataFrame:
+    """One row per replay folder (:func:`run_row`), sorted by the key columns.
+
+    With ``seeds``, a replay the seed does not change (:func:`config_uses_seed`, run once
+    by the sweep plan) gives one row per seed (:func:`seed_rows`).
+    """
+    folders = list(folders)
     rows = [run_row(f) for f in folders]
     if not rows:
         return pd.DataFrame(columns=list(KEY_COLUMNS))
     frame = pd.DataFrame(rows)
+    if seeds is not None:
+        flags = [config_uses_seed(json.loads((Path(f) / "config.json").read_text(
+            encoding="utf-8"))) for f in folders]
+        frame = seed_rows(frame, seeds, flags)
     frame = frame.drop_duplicates(subset=list(KEY_COLUMNS))
     return frame.sort_values(list(KEY_COLUMNS), kind="mergesort").reset_index(drop=True)
 
@@ -436,6 +524,7 @@ def sensitivity_table(runs: pd.DataFrame, settings: Sequence[Setting],
                 "reference_gap": float(ref["optimum_gap"]) if "optimum_gap" in ref.index
                 else math.nan,
                 "slo_attainment": rec.slo_attainment,
+                **{c: getattr(rec, c) for c in READING_COLUMNS},
                 "peak_gpus_total": rec.peak_gpus_total,
                 "peak_cost_usd_per_h": rec.peak_cost_usd_per_h,
                 "jobs": rec.jobs, "jobs_completed": rec.jobs_completed,
@@ -443,7 +532,8 @@ def sensitivity_table(runs: pd.DataFrame, settings: Sequence[Setting],
     return pd.DataFrame(rows, columns=[
         "kind", "value", "trace", "slo", "maxgroup", "policy", "seed", "cost_usd_per_h",
         "total_cost_usd", "optimal_cost_usd_per_h", "cost_over_optimal",
-        "total_cost_over_optimal", "reference_gap", "slo_attainment", "peak_gpus_total",
+        "total_cost_over_optimal", "reference_gap", "slo_attainment", *READING_COLUMNS,
+        "peak_gpus_total",
         "peak_cost_usd_per_h", "jobs", "jobs_completed"])
 
 
@@ -523,6 +613,7 @@ def fluid_table(runs: pd.DataFrame, rates_by_trace: Mapping[str, pd.DataFrame],
             "fluid_cost_usd_per_h": trace_bound / span_h if span_h > 0 else math.nan,
             "cost_over_fluid": rec.total_cost_usd / fluid if fluid > 0 else math.nan,
             "slo_attainment": rec.slo_attainment,
+            **{c: getattr(rec, c) for c in READING_COLUMNS},
             "jobs": rec.jobs, "jobs_completed": rec.jobs_completed,
         })
     return pd.DataFrame(rows)

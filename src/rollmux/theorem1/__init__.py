@@ -12,21 +12,46 @@ The proven bounds live in :mod:`rollmux.schedule.bounds`, the repetition-aware s
 :mod:`rollmux.schedule.repeat`.
 """
 
-from rollmux.theorem1.boundary import (
-    FAMILIES,
-    GENERATORS,
-    SUMMARY_COLUMNS,
-    Instance,
-    boundary_map,
-    evaluate,
-    generate,
-    instance_table,
-    order_search_gap,
-    summarise,
-    t_cycle_s,
-    t_load_s,
-    unsaturate,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rollmux.theorem1.boundary import (
+        GENERATORS,
+        SUMMARY_COLUMNS,
+        Instance,
+        boundary_map,
+        evaluate,
+        generate,
+        instance_table,
+        order_search_gap,
+        summarise,
+        t_cycle_s,
+        t_load_s,
+        unsaturate,
+    )
+    from rollmux.theorem1.settings import FAMILIES
+
+# Public names load their module on first use (PEP 562): importing a light submodule, such
+# as a command's argument parser, does not load numpy, pandas or the engine (README, "The
+# command line": start-up).
+_LAZY: dict[str, str] = {
+    "FAMILIES": "rollmux.theorem1.settings",
+    "GENERATORS": "rollmux.theorem1.boundary",
+    "SUMMARY_COLUMNS": "rollmux.theorem1.boundary",
+    "Instance": "rollmux.theorem1.boundary",
+    "boundary_map": "rollmux.theorem1.boundary",
+    "evaluate": "rollmux.theorem1.boundary",
+    "generate": "rollmux.theorem1.boundary",
+    "instance_table": "rollmux.theorem1.boundary",
+    "order_search_gap": "rollmux.theorem1.boundary",
+    "summarise": "rollmux.theorem1.boundary",
+    "t_cycle_s": "rollmux.theorem1.boundary",
+    "t_load_s": "rollmux.theorem1.boundary",
+    "unsaturate": "rollmux.theorem1.boundary",
+}
 
 __all__ = [
     "FAMILIES",
@@ -43,3 +68,13 @@ __all__ = [
     "t_load_s",
     "unsaturate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -63,14 +63,8 @@ from rollmux.schedule.search import (
     best_schedule,
     utilisation,
 )
+from rollmux.theorem1.settings import FAMILIES
 
-FAMILIES: tuple[str, ...] = (
-    "a_one_rollout_one_train",
-    "b_shared_train",
-    "c_crossing",
-    "d_cost_weighted",
-    "e_saturated",
-)
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "family",
     "objective",

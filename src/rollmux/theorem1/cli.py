@@ -25,6 +25,7 @@ from rollmux.cliutil import (
     write_or_print,
 )
 from rollmux.errors import ExitStatus
+from rollmux.theorem1.settings import BUDGET_FLAGS, FAMILIES, Budget
 
 __all__ = ["cmd_theorem1", "cmd_theorem1_worst_case", "main", "register"]
 
@@ -86,9 +87,6 @@ def _advance(bar: Any, label: str) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``theorem1`` and ``theorem1-worst-case`` commands to a CLI's sub-parsers."""
-    from rollmux.theorem1.boundary import FAMILIES
-    from rollmux.theorem1.worst_case import BUDGET_FLAGS, Budget
-
     boundary = sub.add_parser(
         "theorem1", help="Theorem 1 boundary map (see docs/theorem1.md)",
         description="Seeded random small groups per family, round-robin against the "

@@ -12,21 +12,40 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["FILES", "findings_block", "readings_block", "supremum_block", "worst_case_block"]
+__all__ = ["FILES", "MissingResults", "findings_block", "readings_block", "repeat_block",
+           "slo_optimum_block", "supremum_block", "worst_case_block"]
 
 #: The results files the blocks read, relative to the repository root.
 FILES = {
     "worst_case": Path("results") / "theorem1" / "worst_case.csv",
     "supremum": Path("results") / "theorem1" / "supremum.csv",
     "readings": Path("results") / "theorem1" / "readings.csv",
+    "slo_optimum": Path("results") / "theorem1" / "slo_optimum.csv",
+    "slo_optimum_summary": Path("results") / "theorem1" / "slo_optimum_summary.csv",
+    "repeat": Path("results") / "beyond" / "repeat.csv",
 }
 
 
+class MissingResults(ValueError):
+    """A results file a block reads is not there (the pipeline has not made it yet)."""
+
+
+def _num(value: object, scale: float = 1.0, digits: int = 3, suffix: str = "") -> str:
+    """``value`` formatted, or ``-`` when it is empty or not a number."""
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "-"
+    if x != x:
+        return "-"
+    return f"{x * scale:.{digits}f}{suffix}"
+
+
 def _read(root: Path, name: str) -> pd.DataFrame:
-    """One results table; ValueError naming the file when it is missing."""
+    """One results table; :class:`MissingResults` naming the file when it is missing."""
     path = root / FILES[name]
     if not path.is_file():
-        raise ValueError(f"{path}: missing; run the pipeline first")
+        raise MissingResults(f"{path}: missing; run the pipeline first")
     return pd.read_csv(path, keep_default_na=False)
 
 
@@ -177,3 +196,62 @@ def findings_block(root: Path) -> str:
         f"({_family(str(both_max['family']))}, 2 jobs, exhaustive), so even the "
         "each-pool reading of Theorem 1 fails.\n"
     )
+
+
+def slo_optimum_block(root: Path) -> str:
+    """rollmux-repeat's planner against the certified SLO-constrained optimum, per size."""
+    summary = _read(root, "slo_optimum_summary")
+    table = _read(root, "slo_optimum")
+    lines = ["| jobs | groups | certified | round-robin meets every SLO | planner optimal | "
+             "mean gap (95 % interval) | p95 gap | largest gap | optimum / round-robin |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for _, r in summary.iterrows():
+        lines.append(
+            f"| {int(r['n_jobs'])} | {int(r['groups'])} | {int(r['certified'])} | "
+            f"{int(r['rr_feasible'])} | {_num(r['heuristic_optimal_share'], 100, 0, ' %')} | "
+            f"{_num(r['gap_mean'], 100, 2, ' %')} ({_num(r['gap_mean_low'], 100, 2)}-"
+            f"{_num(r['gap_mean_high'], 100, 2)}) | {_num(r['gap_p95'], 100, 2, ' %')} | "
+            f"{_num(r['gap_max'], 100, 1, ' %')} | {_num(r['optimum_over_rr_mean'])} |")
+    missed = table[table["heuristic_utilisation"].astype(str).isin(["", "nan"])]
+    lines.append("")
+    lines.append(f"In {len(missed)} of {len(table)} groups the planner found no schedule "
+                 "meeting every SLO although one exists (gap 100 %).")
+    return "\n".join(lines) + "\n"
+
+
+def _mean_range(values: pd.Series, scale: float, digits: int) -> str:
+    """``mean`` over seeds, with ``[min, max]`` when there are several."""
+    v = pd.to_numeric(values, errors="coerce").dropna() * scale
+    if not len(v):
+        return "-"
+    text = f"{v.mean():,.{digits}f}"
+    if len(v) > 1:
+        text += f" [{v.min():,.{digits}f}, {v.max():,.{digits}f}]"
+    return text
+
+
+def repeat_block(root: Path) -> str:
+    """rollmux-repeat against rollmux on the replays of results/beyond/repeat.csv."""
+    table = _read(root, "repeat")
+    lines = ["| trace | policy | seeds | cost (USD) | SLO attainment: planned | paper reference "
+             "| realised | iterations above SLO x T_solo (jobs) | mean slowdown |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (trace, policy), part in table.groupby(["trace", "policy"], sort=True):
+        tail = "-"
+        if "iterations_above_slo" in part:
+            tail = _mean_range(part["iterations_above_slo"], 1.0, 1)
+            if tail != "-":
+                tail += f" ({_mean_range(part['jobs_above_slo'], 1.0, 1)})"
+        readings = [_mean_range(part[c], 100.0, 1) + ("" if _mean_range(part[c], 1, 0) == "-"
+                                                      else " %") if c in part else "-"
+                    for c in ("slo_attainment_planned", "slo_attainment",
+                              "slo_attainment_realised")]
+        lines.append(f"| {trace} | {policy} | {part['seed'].nunique()} | "
+                     f"{_mean_range(part['total_cost_usd'], 1.0, 0)} | "
+                     + " | ".join(readings)
+                     + f" | {tail} | {_mean_range(part['mean_slowdown'], 1.0, 3)} |")
+    lines.append("")
+    lines.append("Means over seeds, [min, max] where there are several; '-': not in the "
+                 "replays' files (the planned reading needs summaries that carry it, the "
+                 "per-iteration tail replays that record phases.csv).")
+    return "\n".join(lines) + "\n"

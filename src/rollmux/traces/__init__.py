@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
-from rollmux.traces.errors import Problem, TraceError
-from rollmux.traces.loader import load_trace, read_trace_frame
-from rollmux.traces.schema import TraceSchema, load_schema
-from rollmux.traces.writer import trace_text, write_trace
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rollmux.traces.errors import Problem, TraceError
+    from rollmux.traces.loader import load_trace, read_trace_frame
+    from rollmux.traces.schema import TraceSchema, load_schema
+    from rollmux.traces.writer import trace_text, write_trace
+
+# Public names load their module on first use (PEP 562): importing a light submodule, such
+# as a command's argument parser, does not load numpy, pandas or the engine (README, "The
+# command line": start-up).
+_LAZY: dict[str, str] = {
+    "Problem": "rollmux.traces.errors",
+    "TraceError": "rollmux.traces.errors",
+    "load_trace": "rollmux.traces.loader",
+    "read_trace_frame": "rollmux.traces.loader",
+    "trace_text": "rollmux.traces.writer",
+    "write_trace": "rollmux.traces.writer",
+    "TraceSchema": "rollmux.traces.schema",
+    "load_schema": "rollmux.traces.schema",
+}
 
 __all__ = [
     "Problem",
@@ -17,3 +35,13 @@ __all__ = [
     "trace_text",
     "write_trace",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

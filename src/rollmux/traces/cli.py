@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rollmux.cliutil import (
     add_hardware,
@@ -28,10 +28,11 @@ from rollmux.cliutil import (
 )
 from rollmux.errors import ExitStatus, UsageError, printable
 from rollmux.io import atomic_write, write_text
-from rollmux.traces import adapters, generate
-from rollmux.traces.loader import load_trace
-from rollmux.traces.stats import stats_table, summary_lines
-from rollmux.traces.writer import trace_text
+
+if TYPE_CHECKING:
+    # The trace machinery (pandas, numpy, scipy, jsonschema) loads inside the commands,
+    # so `rollmux trace ... --help` answers at once (README, "The command line").
+    from rollmux.traces import generate
 
 GENERATORS = ("production", "simulation", "microbench")
 #: Arrival horizon per adapter when --horizon-h is absent: two weeks (§6.4), 580 h (§6.5).
@@ -65,6 +66,9 @@ def _write_validated(result: generate.Generated, out: Path, hw: Any) -> None:
 
     def write(tmp: Path) -> None:
         """The trace text, then the loader's full validation of the written bytes."""
+        from rollmux.traces.loader import load_trace
+        from rollmux.traces.writer import trace_text
+
         tmp.write_text(trace_text(result.jobs, result.comments), encoding="utf-8")
         load_trace(tmp, hw)
 
@@ -73,6 +77,8 @@ def _write_validated(result: generate.Generated, out: Path, hw: Any) -> None:
 
 def _report(result: generate.Generated, out: Path) -> None:
     """Print achieved statistics beside the targets and where the trace went."""
+    from rollmux.traces import generate
+
     for line in generate.statistics_lines(result):
         print(printable(line))
     print(f"wrote {printable(out)} ({len(result.jobs)} jobs)")
@@ -80,6 +86,9 @@ def _report(result: generate.Generated, out: Path) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate a trace file; print a summary (exit 0) or one line per problem (exit 1)."""
+    from rollmux.traces.loader import load_trace
+    from rollmux.traces.stats import summary_lines
+
     hw = _hardware(args)
     jobs = load_trace(args.file, hw)
     for line in summary_lines(str(args.file), jobs, hw):
@@ -98,6 +107,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def _generated(args: argparse.Namespace) -> tuple[generate.Generated, Any]:
     """The trace `trace generate` asks for, and the hardware it was generated for."""
+    from rollmux.traces import generate
+
     if args.kind == "microbench" and (args.jobs is not None or args.rate_scale != 1):
         raise UsageError("--jobs and --rate-scale apply to production and simulation "
                          "traces (microbench has one job per type)")
@@ -146,6 +157,8 @@ def cmd_adapt(args: argparse.Namespace) -> int:
 def _adapted(args: argparse.Namespace, hw: Any, match: tuple[float, float] | None
              ) -> generate.Generated:
     """The trace `trace adapt` asks for."""
+    from rollmux.traces import adapters, generate
+
     workloads = generate.load_workloads(args.workloads)
     horizon_h = args.horizon_h if args.horizon_h is not None else HORIZON_DEFAULT_H[args.source]
     if args.source == "alibaba":
@@ -175,6 +188,9 @@ def _adapted(args: argparse.Namespace, hw: Any, match: tuple[float, float] | Non
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Print a trace's statistics beside the paper's (or write them as CSV with --out)."""
+    from rollmux.traces.loader import load_trace
+    from rollmux.traces.stats import stats_table
+
     hw = _hardware(args)
     table = stats_table(load_trace(args.file, hw), args.kind, hw)
     if args.out is None:

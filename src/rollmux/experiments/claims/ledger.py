@@ -25,7 +25,12 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from rollmux.experiments.metrics import METRIC_COLUMNS
+from rollmux.experiments.metrics import (
+    ATTAINMENT_METRICS,
+    BESIDE_READING,
+    METRIC_COLUMNS,
+    split_reading,
+)
 
 #: Columns of ``../shared/paper/claims.csv`` (the paper's facts), in order.
 PAPER_COLUMNS: tuple[str, ...] = (
@@ -115,11 +120,21 @@ class Calibration:
     fits: Mapping[str, Fit]
 
     def fit_of(self, target: str) -> Fit | None:
-        """The fit that uses ``target`` (a claim or fact id), or None."""
+        """The fit that uses ``target`` (a claim or fact id, or one end of it), or None."""
         for fit in self.fits.values():
-            if target in fit.targets:
+            if target in fit.targets or any(t.partition(":")[0] == target
+                                            for t in fit.targets):
                 return fit
         return None
+
+    def fitted_end(self, claim_id: str) -> str:
+        """``low`` or ``high`` when a fit targets only that end of a range claim, else ''."""
+        for fit in self.fits.values():
+            for target in fit.targets:
+                base, _, end = target.partition(":")
+                if base == claim_id:
+                    return end
+        return ""
 
 
 def _yaml_mapping(path: Path | str, what: str) -> dict[str, Any]:
@@ -163,6 +178,7 @@ def load_calibration(ledger: pd.DataFrame, path: Path | str | None = None) -> Ca
         if not isinstance(fact, dict) or parse_number(str(fact.get("value", ""))) is None:
             problems.append(f"{path}: facts.{fid}: needs a numeric `value`")
     roles = dict(zip(ledger["claim_id"], ledger["role"], strict=True))
+    kinds = dict(zip(ledger["claim_id"], ledger["kind"], strict=True))
     fits: dict[str, Fit] = {}
     used: dict[str, str] = {}
     for name, entry in fits_raw.items():
@@ -174,7 +190,11 @@ def load_calibration(ledger: pd.DataFrame, path: Path | str | None = None) -> Ca
         targets = tuple(str(t) for t in entry["targets"] or ())
         if not targets:
             problems.append(f"{where}.targets: empty")
-        for target in targets:
+        for full in targets:
+            target, _, end = full.partition(":")
+            if end and (end not in ("low", "high") or kinds.get(target) != "range"):
+                problems.append(f"{where}.targets: {full!r}: an end (`:low`, `:high`) names "
+                                "one end of a range claim")
             if target not in roles and target not in facts:
                 problems.append(f"{where}.targets: {target!r} is neither a claim nor a fact")
             elif roles.get(target) == "benefit":
@@ -202,7 +222,7 @@ def read_residuals(fit: Fit, root: Path | str = ".") -> pd.DataFrame:
     table = read_table(path)
     if tuple(table.columns) != RESIDUAL_COLUMNS:
         raise ClaimsError(f"{path}:1: header must be {','.join(RESIDUAL_COLUMNS)}")
-    missing = sorted(set(fit.targets) - set(table["target"]))
+    missing = sorted({t.partition(":")[0] for t in fit.targets} - set(table["target"]))
     if missing:
         raise ClaimsError(f"{path}: no residual for target(s) {missing} of fits.{fit.name}")
     return table
@@ -214,6 +234,12 @@ def fmt(x: float) -> str:
         return str(x)
     text = np.format_float_positional(x, precision=4, unique=False, fractional=False, trim="-")
     return "0" if text in ("-0", "0") else text
+
+
+def fmt_range(low: float, high: float) -> str:
+    """A range as ``low to high`` (each end by :func:`fmt`): ``-5.578 to 34.85``, never the
+    ambiguous ``-5.578-34.85``."""
+    return f"{fmt(low)} to {fmt(high)}"
 
 
 def read_table(path: Path | str) -> pd.DataFrame:
@@ -395,14 +421,19 @@ def read_metrics(paths: Sequence[Path | str], ledger: pd.DataFrame) -> pd.DataFr
             line = lines[i] if i < len(lines) else i + 2
             where = f"{path}:{line}: row {i + 1}, column"
             metric = rec["metric"].strip()
-            if metric not in by_metric.index:
+            base, reading = split_reading(metric)
+            if base not in by_metric.index:
                 problems.append(f"{where} metric: {metric!r} is not a metric of the claims ledger")
+                continue
+            if reading and (base not in ATTAINMENT_METRICS or reading != BESIDE_READING):
+                problems.append(f"{where} metric: {metric!r}: only an SLO attainment metric "
+                                f"has a companion row, under reading {BESIDE_READING!r}")
                 continue
             if metric in seen:
                 problems.append(f"{where} metric: {metric!r} already reported at {seen[metric]}")
                 continue
             seen[metric] = f"{path}:{line}"
-            claim = by_metric.loc[metric]
+            claim = by_metric.loc[base]
             if rec["unit"].strip() != claim["unit"]:
                 problems.append(
                     f"{where} unit: {rec['unit']!r}, but claim {claim['claim_id']} is in "

@@ -4,6 +4,7 @@ validates, classifies and writes ``figures/claims.*`` atomically."""
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from rollmux.experiments.claims.ledger import (
     load_ledger,
     read_metrics,
     read_residuals,
+    read_table,
 )
 from rollmux.experiments.claims.verdict import (
     CALIBRATED,
@@ -29,13 +31,47 @@ from rollmux.experiments.claims.verdict import (
     REPRODUCED,
     STATUSES,
     Tolerance,
+    attach_what_it_would_take,
     beyond_report,
     claims_report,
     counts_line,
     load_tolerances,
+    near_edge,
     status_counts,
 )
+from rollmux.experiments.intervals import (
+    INTERVAL_METHOD,
+    STRADDLES,
+    claim_intervals,
+    read_seed_metrics,
+)
 from rollmux.io import write_csv, write_json, write_text
+
+#: What ``ours`` and the interval column are (the Markdown and HTML captions).
+SEEDS_NOTE = (
+    "Stochastic claims are replayed over the config's `seeds`: `ours` is the mean of the"
+    " per-seed values, the interval their 95% " + INTERVAL_METHOD + " interval (mean +-"
+    " t(0.975, n-1) s / sqrt(n); a range claim has one per end), and the status comes from"
+    " the interval: `reproduced` only if all of it lies within the tolerance, `differs` if"
+    " none of it does, `straddles` otherwise (docs/metrics.md, \"Seeds and intervals\")."
+    " Claims without an interval are deterministic or read from one seed."
+)
+
+
+def _interval_cell(rec: Mapping[str, Any]) -> str:
+    """The interval over seeds and how many, or '-' for a claim without one."""
+    return f"{rec['interval']} ({rec['seeds']})" if rec.get("interval") else "-"
+
+
+def _margin_text(margin: Any) -> str:
+    """The margin as shown in the tables ('-' where the kind has none)."""
+    value = float(margin) if margin not in ("", None) else math.nan
+    return "-" if math.isnan(value) else f"{value:+.2f}"
+
+
+def _reference_text(rec: Mapping[str, Any]) -> str:
+    """The paper-reference reading of an attainment claim and its status ('' otherwise)."""
+    return f"{rec['reference']} ({rec['reference_status']})" if rec["reference"] else ""
 
 
 def _cell(text: Any) -> str:
@@ -63,8 +99,19 @@ def render_markdown(
         "Status: `reproduced` (ours within the tolerance of the claim's kind, predicted from"
         " inputs that were not fitted to it), `calibrated` (a target of a declared fit: agreement"
         " by construction), `differs` (outside the tolerance; the evidence column names the"
-        " results file of the experiment that explains the difference), `not reproducible"
-        " here` (the ledger, src/rollmux/data/claims.csv, says why).",
+        " results file of the experiment that explains the difference), `straddles` (the 95%"
+        " interval over seeds crosses the tolerance's edge: the seeds cannot decide), `not"
+        " reproducible here` (the ledger, src/rollmux/data/claims.csv, says why). A fit target is"
+        " `calibrated` only where the fit reaches it within the tolerance; otherwise it"
+        " `differs`, with the fit's residuals as evidence.",
+        "",
+        SEEDS_NOTE,
+        "",
+        "Margin: (ours - paper) as a fraction of the tolerance (0 exact, +-1 at the edge;"
+        " a range shows the end nearer its failing side). SLO attainment claims take their"
+        " status from the realised reading (realised iteration over solo on the same draws);"
+        " the paper-reference reading (realised over the worst-case solo estimate) and the"
+        " status it would give stand beside it (docs/metrics.md, \"SLO readings\").",
         "",
         "Tolerances by kind (src/rollmux/data/claims_tolerances.yaml):",
         "",
@@ -100,9 +147,9 @@ def render_markdown(
         "",
         "## Claims",
         "",
-        "| claim | where | statement | role | unit | paper | ours | ours vs paper | status "
-        "| reason | evidence |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| claim | where | statement | role | unit | paper | ours | 95% interval (seeds) "
+        "| ours vs paper | margin | status | paper-reference reading | reason | evidence |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rec in report.to_dict("records"):
         notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
@@ -115,12 +162,27 @@ def render_markdown(
             rec["unit"],
             rec["paper"],
             rec["ours"] or "-",
+            _interval_cell(rec),
             rec["comparison"] or "-",
+            _margin_text(rec["margin"]),
             rec["status"],
+            _reference_text(rec),
             reason,
             rec["evidence"] or "",
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    edge = report[report["what_it_would_take"].astype(str) != ""]
+    if len(edge):
+        lines += ["", "## Reproduced near the edge: what it would take", "",
+                  "Every `reproduced` row with |margin| > 0.5 and the input the model needs to "
+                  "give the paper's value exactly (computed by the pipeline), so a reader can "
+                  "see whether it agrees for the right reason.", "",
+                  "| claim | paper | ours | margin | what it would take |",
+                  "|---|---|---|---|---|"]
+        for rec in edge.to_dict("records"):
+            cells = [rec["claim_id"], rec["paper"], rec["ours"], _margin_text(rec["margin"]),
+                     rec["what_it_would_take"]]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     used = sorted({f for text in report["footnotes"] for f in str(text).split(";") if f})
     if used:
         lines += ["", "## Footnotes", ""]
@@ -149,26 +211,24 @@ STATUS_COLOURS: dict[str, str] = {
     REPRODUCED: "#d4edda",
     CALIBRATED: "#d6e9f8",
     DIFFERS: "#fde2cf",
+    STRADDLES: "#fff3c4",
     NOT_REPRODUCIBLE: "#e9e9e9",
 }
 
-#: The HTML report's style: inline, so the report stays one self-contained file. The
-#: ``:has`` rules widen the Snakemake report's landing-page column that holds the table
-#: and start it at the top left (the report centres its content, which would cut off the
-#: top of a page taller than the window); the table scrolls inside its box.
+#: The HTML report's style: inline, so the report stays one self-contained file. The table
+#: is in the page's own flow (no box of its own to scroll) at the size of the text around
+#: it, its cells wrapped (long paths break anywhere), so it fits the width of the page;
+#: the Snakemake report's own layout is workflow/report/report.css.
 _HTML_STYLE = """
-#rollmux-claims { font-family: sans-serif; font-size: 12px; line-height: 1.35; }
-#rollmux-claims table { border-collapse: collapse; margin: 0.5em 0 1em; }
-#rollmux-claims th, #rollmux-claims td { border: 1px solid #ccc; padding: 2px 5px;
-  vertical-align: top; text-align: left; }
+#rollmux-claims { font-family: sans-serif; font-size: 1rem; line-height: 1.4; }
+#rollmux-claims table { border-collapse: collapse; margin: 0.5em 0 1em; width: 100%;
+  font-size: 0.875rem; }
+#rollmux-claims th, #rollmux-claims td { border: 1px solid #ccc; padding: 3px 6px;
+  vertical-align: top; text-align: left; overflow-wrap: anywhere; }
 #rollmux-claims th { background: #f3f3f3; }
-#rollmux-claims td.num { white-space: nowrap; }
-#rollmux-claims .headline td { font-size: 14px; font-weight: bold; text-align: right; }
+#rollmux-claims td.num { overflow-wrap: normal; }
+#rollmux-claims .headline td { font-weight: bold; text-align: right; }
 #rollmux-claims table.headline { width: auto; }
-#rollmux-claims .scroll { max-height: 60vh; overflow: auto; border: 1px solid #ccc; }
-#rollmux-claims .scroll table { margin: 0; }
-.prose:has(#rollmux-claims) { max-width: min(60rem, calc(100vw - 30rem)); }
-.overflow-auto:has(#rollmux-claims) { align-items: flex-start; justify-content: flex-start; }
 """
 
 
@@ -188,8 +248,9 @@ def html_headline(counts: Mapping[str, int]) -> str:
 
 def _html_claims_table(report: pd.DataFrame) -> str:
     """Every claim as one row: where, statement, paper, ours, ours vs paper, status, why."""
-    head = ("claim", "where", "statement", "paper", "ours", "ours vs paper", "status",
-            "reason", "evidence")
+    head = ("claim", "where", "statement", "paper", "ours", "95% interval (seeds)",
+            "ours vs paper", "margin", "status", "paper-reference reading", "reason",
+            "evidence")
     rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for rec in report.to_dict("records"):
         notes = [f"[{f}]" for f in str(rec["footnotes"]).split(";") if f]
@@ -201,8 +262,11 @@ def _html_claims_table(report: pd.DataFrame) -> str:
             _html_cell(rec["statement"]),
             _html_cell(rec["paper"], "num"),
             _html_cell(rec["ours"] or "-", "num"),
+            _html_cell(_interval_cell(rec), "num"),
             _html_cell(rec["comparison"] or "-", "num"),
+            _html_cell(_margin_text(rec["margin"]), "num"),
             _html_cell(status, "num", f"background:{STATUS_COLOURS.get(status, '#fff')}"),
+            _html_cell(_reference_text(rec), "num"),
             _html_cell(reason),
             _html_cell(rec["evidence"] or ""),
         ]) + "</tr>")
@@ -230,8 +294,9 @@ def render_html_fragment(report: pd.DataFrame,
     counts = status_counts(report)
     sections = [
         ("Claims: the paper's numbers next to ours",
-         f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)),
-        ("Every claim", f'<div class="scroll">{_html_claims_table(report)}</div>'),
+         f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)
+         + f"<p>{html.escape(SEEDS_NOTE.replace('`', ''))}</p>"),
+        ("Every claim", _html_claims_table(report)),
         ("", _html_footnotes(report, footnotes or {})),
     ]
     body = "".join((f"<h2>{html.escape(title)}</h2>" if title else "") + content
@@ -260,24 +325,36 @@ def build_claims_report(
     require_evidence: bool = True,
     beyond_metrics_paths: Iterable[Path | str] = (),
     beyond_ledger: Path | str | None = None,
+    what_it_would_take_paths: Iterable[Path | str] = (),
     out_html: Path | str | None = None,
     out_html_fragment: Path | str | None = None,
+    seed_metrics_paths: Iterable[Path | str] = (),
 ) -> dict[str, int]:
     """Validate, join and classify; write the CSV, Markdown and JSON counts atomically.
 
     ``results_root`` is the folder that evidence and residual paths (``results/...``) are
     relative to (the pipeline's working directory). With ``beyond_metrics_paths``, the
     results beyond the paper (``beyond_ledger``, default the shipped one) are rendered
-    after the claims (:func:`beyond_report`). ``out_html`` and ``out_html_fragment``,
+    after the claims (:func:`beyond_report`). ``what_it_would_take_paths``: computed tables
+    of the inputs that give the paper's values (:func:`attach_what_it_would_take`), shown for
+    every reproduced row with |margin| > 0.5. ``out_html`` and ``out_html_fragment``,
     when given, receive the report as an HTML page and as a fragment for the landing page
-    of the Snakemake report.
+    of the Snakemake report. ``seed_metrics_paths`` are the per-seed metrics files
+    (results/metrics/seeds/<stage>.csv): each claim's mean and 95% interval over seeds,
+    and its status from the interval (:func:`claims_report`).
     """
     table = load_ledger(ledger)
     tols = load_tolerances(tolerances, tolerance_overrides)
     cal = load_calibration(table, calibration)
     notes = load_footnotes(footnotes)
     metrics = read_metrics(list(metrics_paths), table)
-    report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence)
+    units = dict(zip(table["metric"], table["unit"], strict=True))
+    per_seed = read_seed_metrics(list(seed_metrics_paths), units)
+    intervals = claim_intervals(per_seed)
+    report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence,
+                           intervals=intervals)
+    report = attach_what_it_would_take(
+        report, {str(p): read_table(p) for p in what_it_would_take_paths})
     residuals = {name: read_residuals(fit, results_root) for name, fit in cal.fits.items()}
     beyond_paths = list(beyond_metrics_paths)
     beyond = (beyond_report(load_beyond_ledger(beyond_ledger), beyond_paths, results_root,
@@ -292,7 +369,11 @@ def build_claims_report(
     write_json(
         {"counts": counts, "total": len(report), "summary": counts_line(counts),
          "calibration": {name: list(fit.targets) for name, fit in cal.fits.items()},
-         "beyond": 0 if beyond is None else len(beyond)},
+         "beyond": 0 if beyond is None else len(beyond),
+         "seeds": sorted(int(s) for s in set(per_seed["seed"])),
+         "interval": f"95% {INTERVAL_METHOD} over seeds",
+         "near_edge": {cid: str(report.set_index("claim_id").at[cid, "what_it_would_take"])
+                       for cid in near_edge(report)}},
         out_summary,
     )
     return counts

@@ -3,7 +3,8 @@
 The tolerance of each kind of claim is stated once, in
 ``rollmux/data/claims_tolerances.yaml``. :func:`claims_report` joins the ledger with the
 metrics on ``metric`` and classifies each claim as ``reproduced``, ``calibrated`` (a fit
-target), ``differs`` or ``not reproducible here``.
+target), ``differs``, ``straddles`` (its 95% interval over seeds crosses the tolerance's
+edge: :mod:`rollmux.experiments.intervals`) or ``not reproducible here``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,24 @@ from rollmux.experiments.claims.ledger import (
     Calibration,
     ClaimsError,
     fmt,
+    fmt_range,
     parse_number,
     read_metrics,
     tolerances_path,
+)
+from rollmux.experiments.intervals import (
+    INSIDE,
+    STRADDLES,
+    ClaimInterval,
+    interval_envelope,
+    interval_text,
+    interval_verdict,
+)
+from rollmux.experiments.metrics import (
+    ATTAINMENT_METRICS,
+    BESIDE_READING,
+    STATUS_READING,
+    with_reading,
 )
 
 #: How a role reads the paper's kind where the two differ: (role, paper kind) -> the kind
@@ -41,8 +57,8 @@ REPRODUCED = "reproduced"
 CALIBRATED = "calibrated"
 DIFFERS = "differs"
 NOT_REPRODUCIBLE = "not reproducible here"
-#: Statuses in report order.
-STATUSES: tuple[str, ...] = (REPRODUCED, CALIBRATED, DIFFERS, NOT_REPRODUCIBLE)
+#: Statuses in report order (``straddles``: rollmux.experiments.intervals.STRADDLES).
+STATUSES: tuple[str, ...] = (REPRODUCED, STRADDLES, CALIBRATED, DIFFERS, NOT_REPRODUCIBLE)
 
 #: Columns of the report (figures/claims.csv), in order.
 REPORT_COLUMNS: tuple[str, ...] = (
@@ -56,11 +72,21 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "role",
     "paper",
     "ours",
+    "seeds",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "interval",
     "ratio",
     "difference",
+    "margin",
     "comparison",
     "tolerance",
     "status",
+    "reading",
+    "reference",
+    "reference_status",
+    "what_it_would_take",
     "reason",
     "footnotes",
     "evidence",
@@ -203,7 +229,7 @@ def compare(
         else:
             text = f"low x{_ratio(o_low, p_low):.3f}, high x{_ratio(o_high, p_high):.3f}"
         return Comparison(
-            ours=f"{fmt(o_low)}-{fmt(o_high)}",
+            ours=fmt_range(o_low, o_high),
             ratio=math.nan,
             difference=math.nan,
             comparison=text,
@@ -245,7 +271,7 @@ def _opt(x: Any) -> float | None:
 def _paper_text(kind: str, value: float | None, low: float | None, high: float | None) -> str:
     """The paper's value or range as shown in the report."""
     if kind == "range":
-        return f"{fmt(low or 0.0)}-{fmt(high or 0.0)}"
+        return fmt_range(low or 0.0, high or 0.0)
     return fmt(value or 0.0)
 
 
@@ -258,6 +284,54 @@ def _footnote_ids(rec: Mapping[str, Any]) -> list[str]:
     return [f.strip() for f in str(rec["footnotes"]).split(";") if f.strip()]
 
 
+def range_ends(
+    unit: str,
+    paper: tuple[float | None, float | None, float | None],
+    ours: tuple[float | None, float | None, float | None],
+    tolerance: Tolerance,
+) -> dict[str, bool]:
+    """Whether each end of a range claim holds: ``{"low": ..., "high": ...}``."""
+    _, p_low, p_high = paper
+    _, o_low, o_high = ours
+    if p_low is None or p_high is None or o_low is None or o_high is None:
+        raise ClaimsError(f"range claim needs low and high: paper {paper}, ours {ours}")
+    return {"low": o_low >= p_low - tolerance.slack(p_low, unit) - _EPS,
+            "high": o_high <= p_high + tolerance.slack(p_high, unit) + _EPS}
+
+
+def margin_of(
+    kind: str,
+    unit: str,
+    paper: tuple[float | None, float | None, float | None],
+    ours: tuple[float | None, float | None, float | None],
+    tolerance: Tolerance,
+) -> float:
+    """(ours - paper) as a fraction of the tolerance: 0 exact, +-1 at the edge.
+
+    A range: each end's margin; the one nearer its failing side (the low end fails below
+    -1, the high end above +1) is returned, so a range holds iff its margin's low end is
+    >= -1 and its high end <= +1, and |margin| <= 1 on a range near its edge. NaN where
+    the kind has no tolerance band (bounds, properties) or the paper's value is 0.
+    """
+    if kind in ("ratio", "value"):
+        p, o = paper[0], ours[0]
+        if p is None or o is None:
+            return math.nan
+        slack = tolerance.slack(p, unit)
+        return (o - p) / slack if slack > 0 else math.nan
+    if kind == "range":
+        margins = []
+        for p, o in ((paper[1], ours[1]), (paper[2], ours[2])):
+            slack = 0.0 if p is None else tolerance.slack(p, unit)
+            margins.append(math.nan if p is None or o is None or slack <= 0
+                           else (o - p) / slack)
+        low, high = margins
+        if math.isnan(low) or math.isnan(high):
+            return math.nan
+        return low if -low >= high else high
+    return math.nan
+
+
 def claims_report(
     ledger: pd.DataFrame,
     metrics: pd.DataFrame,
@@ -266,10 +340,23 @@ def claims_report(
     footnotes: Mapping[str, str] | None = None,
     evidence_root: Path | str = ".",
     require_evidence: bool = True,
+    intervals: Mapping[str, ClaimInterval] | None = None,
 ) -> pd.DataFrame:
     """One row per claim: paper, ours, comparison, status, reason and evidence.
 
-    A claim that a fit of ``calibration`` uses is ``calibrated`` whatever its value. A
+    ``intervals`` (metric -> :class:`ClaimInterval`, from the per-seed metrics files) give
+    a claim with two or more seeds its mean and 95% interval over them, and its status
+    from the interval (:func:`rollmux.experiments.intervals.interval_verdict`):
+    ``reproduced`` only if the whole interval lies within the tolerance, ``differs`` if
+    none of it does, ``straddles`` otherwise; ours (the metrics file's value) must then
+    be the mean of the per-seed values (ClaimsError otherwise: a stale file).
+
+    A claim that a fit of ``calibration`` uses is ``calibrated`` only where ours is within
+    the tolerance (the fit reaches it), else ``differs`` with the fit's residuals as its
+    evidence; a range claim with one fitted end (target ``Cnn:low``/``Cnn:high``) judges
+    the other end as a prediction. An SLO attainment claim (``ATTAINMENT_METRICS``) takes
+    its status from the realised reading, with the paper-reference reading (the metrics
+    row ``<metric>@reference``, required) beside it. A
     reproducible claim whose metric is in no metrics file raises ClaimsError naming every
     such metric, so a gap cannot pass silently; so does, with ``require_evidence``, a
     ``differs`` row whose ledger ``evidence`` is empty or names no file under
@@ -298,6 +385,7 @@ def claims_report(
         raise ClaimsError(f"ledger footnotes {unknown_notes} are not in the footnotes file")
     rows: list[dict[str, Any]] = []
     unexplained: list[str] = []
+    no_reference: list[str] = []
     for rec in ledger.to_dict("records"):
         kind, unit = ROLE_READINGS.get((rec["role"], rec["kind"]), rec["kind"]), rec["unit"]
         tolerance = tolerances[kind]
@@ -311,40 +399,99 @@ def claims_report(
             "role": rec["role"],
             "paper": _paper_text(kind, *paper),
             "ours": "",
+            "seeds": 1,
+            "mean": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "interval": "",
             "ratio": math.nan,
             "difference": math.nan,
+            "margin": math.nan,
             "comparison": "",
             "tolerance": tolerance.describe(unit),
+            "reading": "",
+            "reference": "",
+            "reference_status": "",
+            "what_it_would_take": "",
             "footnotes": ";".join(_footnote_ids(rec)),
             "evidence": "",
             "calibration": "" if fit is None else fit.name,
             "source": "",
         }
-        holds = False
+        holds = point_holds = False
+        verdict = ""  # the interval's (intervals.INSIDE / OUTSIDE / STRADDLES), if any
+        numbers: tuple[float | None, float | None, float | None] = (None, None, None)
+        attainment = rec["metric"] in ATTAINMENT_METRICS
+        reference: Comparison | None = None
         if rec["metric"] in ours_by_metric.index:
             ours = ours_by_metric.loc[rec["metric"]]
             numbers = (_opt(ours["value"]), _opt(ours["low"]), _opt(ours["high"]))
             result = compare(kind, unit, paper, numbers, tolerance)
-            holds = result.holds
+            holds = point_holds = result.holds
+            ci = (intervals or {}).get(rec["metric"])
+            if ci is not None and ci.n >= 2:
+                _check_mean(rec["claim_id"], numbers, ci)
+                verdict = interval_verdict(kind, unit, paper, ci, tolerance)
+                holds = verdict == INSIDE
+                low, high = interval_envelope(kind, ci)
+                row.update(seeds=ci.n, mean=ci.value.mean if ci.value else math.nan,
+                           ci_low=low, ci_high=high, interval=interval_text(kind, ci))
             row.update(
                 ours=result.ours,
                 ratio=result.ratio,
                 difference=result.difference,
+                margin=margin_of(kind, unit, paper, numbers, tolerance),
                 comparison=result.comparison,
                 source=ours["source"],
             )
+            if attainment:
+                companion = with_reading(rec["metric"], BESIDE_READING)
+                if companion not in ours_by_metric.index:
+                    no_reference.append(f"{companion} (claim {rec['claim_id']})")
+                else:
+                    ref = ours_by_metric.loc[companion]
+                    reference = compare(kind, unit, paper, (_opt(ref["value"]), _opt(ref["low"]),
+                                                            _opt(ref["high"])), tolerance)
+                    row.update(reading=STATUS_READING, reference=reference.ours,
+                               reference_status=REPRODUCED if reference.holds else DIFFERS)
+        end = "" if fit is None else calibration.fitted_end(rec["claim_id"])
         if rec["reproducible"] == "no":
             reason = rec["not_reproducible_reason"]
             if rec["metric"] not in ours_by_metric.index:
                 reason = f"no result: {reason}"
-            row.update(status=NOT_REPRODUCIBLE, reason=reason, footnotes="")
+            row.update(status=NOT_REPRODUCIBLE, reason=reason, footnotes="", reference_status="")
         elif fit is not None:
-            row.update(status=CALIBRATED, footnotes="",
-                       reason=f"a target of the fit `{fit.name}` (calibration.yaml): agreement "
-                              "is by construction; residuals in " + fit.residuals)
+            reached, predicted = holds, ""
+            if end and kind == "range":  # one fitted end; the other is a prediction
+                ends = range_ends(unit, paper, numbers, tolerance)
+                other = "low" if end == "high" else "high"
+                reached = ends[end]
+                predicted = (f"; its {other} end is not fitted, a prediction "
+                             + ("within" if ends[other] else "outside")
+                             + f" the tolerance ({row['comparison']})")
+                holds = reached and ends[other]
+            if holds:
+                row.update(status=CALIBRATED, footnotes="",
+                           reason=f"a target of the fit `{fit.name}` (calibration.yaml) that "
+                                  f"the fit reaches within the tolerance{predicted}; residuals "
+                                  "in " + fit.residuals)
+            else:
+                row.update(status=DIFFERS, footnotes="", evidence=fit.residuals,
+                           reason=f"a target of the fit `{fit.name}` (calibration.yaml) that "
+                                  + ("the fit reaches" if reached else
+                                     "the fit does not reach within the tolerance")
+                                  + f"{predicted}; the fit's residuals are the evidence")
+                if not (Path(evidence_root) / fit.residuals).is_file():
+                    unexplained.append(f"{rec['claim_id']} ({rec['metric']}): residuals "
+                                       f"{fit.residuals} not found")
         elif holds:
             caveats = [f for f in _footnote_ids(rec) if f.startswith(CAVEAT_PREFIX)]
             row.update(status=REPRODUCED, reason="", footnotes=";".join(caveats))
+        elif verdict == STRADDLES:
+            row.update(status=STRADDLES, evidence=rec["evidence"].strip(), reason=(
+                f"the 95% interval over {row['seeds']} seeds ({row['interval']}) crosses the "
+                f"edge of the tolerance ({tolerance.describe(unit)}): the seeds cannot decide"
+                + ("" if point_holds else f"; its mean is outside: {rec['differs_reason']}")))
         else:
             evidence = rec["evidence"].strip()
             row.update(status=DIFFERS, reason=rec["differs_reason"], evidence=evidence)
@@ -352,12 +499,76 @@ def claims_report(
                 unexplained.append(f"{rec['claim_id']} ({rec['metric']}): "
                                    + (f"evidence {evidence} not found" if evidence
                                       else "no evidence in the ledger"))
+        if reference is not None and row["status"] in (REPRODUCED, DIFFERS) \
+                and row["reference_status"] != row["status"]:
+            row["reason"] = " ".join(part for part in (
+                f"The readings disagree: realised {row['ours']} ({row['status']}), paper "
+                f"reference {row['reference']} ({row['reference_status']}); the status is "
+                "the realised reading's.", row["reason"]) if part)
         rows.append(row)
+    if no_reference:
+        raise ClaimsError(
+            "SLO attainment claim(s) without their paper-reference reading (a metrics row "
+            "`<metric>@reference`, rollmux.experiments.metrics.ATTAINMENT_METRICS): "
+            + ", ".join(no_reference))
     if require_evidence and unexplained:
         raise ClaimsError(
             "claims that differ without an experiment explaining them (ledger column "
             "`evidence`: a results file the pipeline writes):\n  " + "\n  ".join(unexplained))
     return pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
+
+
+#: |margin| above which a reproduced claim needs a what-it-would-take row (issue 19 item 5).
+NEAR_EDGE = 0.5
+#: Columns a what-it-would-take table must have (results/microbench/what_it_would_take.csv).
+WIT_COLUMNS: tuple[str, ...] = ("claim_id", "quantity", "unit", "ours", "needed", "note")
+
+
+def near_edge(report: pd.DataFrame) -> list[str]:
+    """Claim ids of the reproduced rows with |margin| > :data:`NEAR_EDGE`."""
+    margin = pd.to_numeric(report["margin"], errors="coerce").abs()
+    return list(report.loc[(report["status"] == REPRODUCED) & (margin > NEAR_EDGE), "claim_id"])
+
+
+def attach_what_it_would_take(report: pd.DataFrame, tables: Mapping[str, pd.DataFrame]
+                              ) -> pd.DataFrame:
+    """Fill ``what_it_would_take`` of every near-edge reproduced row from computed tables.
+
+    ``tables``: file -> a table with :data:`WIT_COLUMNS` (rows with an empty ``needed``
+    are readings, not inputs, and are skipped); each computed input the model needs to
+    give the paper's value exactly becomes ``quantity: ours X, needed Y (file)``. A
+    near-edge row with none says ``not computed``, so the gap is visible.
+    """
+    out = report.copy()
+    found: dict[str, list[str]] = {}
+    for path, table in tables.items():
+        missing = [c for c in WIT_COLUMNS if c not in table.columns]
+        if missing:
+            raise ClaimsError(f"{path}: a what-it-would-take table needs the columns {missing}")
+        for rec in table.to_dict("records"):
+            if str(rec["needed"]).strip() in ("", "nan"):
+                continue
+            found.setdefault(str(rec["claim_id"]), []).append(
+                f"{rec['quantity']}: ours {fmt(float(rec['ours']))}, needed "
+                f"{fmt(float(rec['needed']))} {rec['unit']} ({path})")
+    for cid in near_edge(out):
+        text = "; ".join(found.get(cid, [])) or "not computed"
+        out.loc[out["claim_id"] == cid, "what_it_would_take"] = text
+    return out
+
+
+def _check_mean(claim_id: str, numbers: tuple[float | None, float | None, float | None],
+                ci: ClaimInterval) -> None:
+    """ClaimsError unless our value(s) are the means of the per-seed values (to the six
+    significant digits of the metrics files)."""
+    for ours, part in zip(numbers, (ci.value, ci.low, ci.high), strict=True):
+        if part is None and ours is None:
+            continue
+        if part is None or ours is None or not math.isclose(ours, part.mean, rel_tol=1e-5,
+                                                            abs_tol=1e-9):
+            raise ClaimsError(
+                f"{claim_id}: the metrics file's value {ours} is not the mean of its per-seed "
+                f"values ({None if part is None else part.mean}); rebuild both files")
 
 
 def status_counts(report: pd.DataFrame) -> dict[str, int]:
