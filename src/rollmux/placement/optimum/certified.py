@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from rollmux.placement.optimum.search import DeadlineError, Effort, EffortError,
 
 if TYPE_CHECKING:
     from rollmux.placement.optimum.partition import ColumnCache
+
+# The MILP over chosen columns: (n, subsets, costs, deadline) -> (chosen, status, solved, ...).
+MilpSolver = Callable[..., tuple[Any, ...]]
 
 __all__ = ["CertifyOptions", "certified_partition", "cheap_lower_bounds"]
 
@@ -158,6 +161,7 @@ def certified_partition(
     uids: Sequence[int] = (),
     start: float | None = None,
     searched_before: int = 0,
+    solve: MilpSolver,
 ) -> Partition:
     """A partition of ``data`` and a proven lower bound, by column generation.
 
@@ -165,9 +169,9 @@ def certified_partition(
     tuples, cliques of the compatibility graph); ``known``: those whose least cost is
     known, with a plan; ``dominated``: those proven no cheaper than a split into known
     columns (never needed). ``cache`` keeps what the searches prove for later calls.
+    ``solve`` is the set-partitioning MILP (``partition.solve_set_partitioning``, passed
+    in by the caller so this module does not import its caller).
     """
-    from rollmux.placement.optimum.partition import solve_set_partitioning
-
     start = time.perf_counter() if start is None else start
     n = len(data)
     width = max((len(c) for c in candidates), default=1)
@@ -305,7 +309,7 @@ def certified_partition(
 
     def integer() -> tuple[list[int], str, bool, float]:
         usable = [c for c, plan in enumerate(plans) if plan is not None]
-        chosen, status, solved, *_ = solve_set_partitioning(
+        chosen, status, solved, *_ = solve(
             n, [subsets[c] for c in usable], [costs[c] for c in usable], deadline
         )
         picked = [usable[c] for c in chosen]

@@ -385,6 +385,7 @@ def optimal_partition(
             data, ctx, candidates, known, dominated, all_orders=all_orders,
             full_space=full_space, periods=periods, deadline=deadline, options=certify,
             cache=cache, uids=uids, start=start, searched_before=searched,
+            solve=solve_set_partitioning,
         )
     costs = [column_cost[sum(1 << i for i in subset)] for subset, _ in columns]
     milp_input: MilpInput = (n, tuple(subset for subset, _ in columns), tuple(costs))
