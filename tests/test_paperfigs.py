@@ -138,7 +138,7 @@ def test_tables_1_2_3_6() -> None:
     t3 = tables.table3_job_types()
     assert list(t3["type"]) == ["A", "B", "C", "D", "E"]
     assert t3.set_index("type").loc["D", "rollout_over_train"] == pytest.approx(2.5)
-    assert list(t3["fitted"]) == ["train_s", "", "rollout_s train_s", "", "rollout_s train_s"]
+    assert list(t3["fitted"]) == ["train_s", "", "rollout_s", "", "rollout_s"]
     t6 = tables.table6_profiles()
     assert len(t6) == 9 and t6["estimate"].all()
     text = tables.markdown(t1, "Table 1", ["a note"])
