@@ -230,6 +230,8 @@ def test_interrupted_run_resumes_with_the_same_command(clean_run: Path, tmp_path
 def _write_metrics(workdir: Path) -> None:
     """Metrics files carrying the paper's own numbers for every reproducible claim, and a
     stand-in for every evidence file the ledger names (inputs of the claims rule)."""
+    from rollmux.experiments.metrics import ATTAINMENT_METRICS, BESIDE_READING, with_reading
+
     ledger = pd.read_csv(
         workdir / "src/rollmux/data/claims.csv", dtype=str, keep_default_na=False, comment="#"
     )
@@ -244,7 +246,10 @@ def _write_metrics(workdir: Path) -> None:
     (folder / "seeds").mkdir(exist_ok=True)
     for i, stage in enumerate(METRIC_STAGES):
         part = rows.iloc[i :: len(METRIC_STAGES)]
-        part.to_csv(folder / f"{stage}.csv", index=False)
+        # each SLO attainment claim's paper-reference companion (`<metric>@reference`)
+        companions = part[part["metric"].isin(ATTAINMENT_METRICS)].assign(
+            metric=lambda t: t["metric"].map(lambda m: with_reading(m, BESIDE_READING)))
+        pd.concat([part, companions]).to_csv(folder / f"{stage}.csv", index=False)
         # the per-seed values: the same numbers at two seeds (a zero-width interval)
         pd.concat([part.assign(seed=seed) for seed in (0, 1)])[
             ["metric", "seed", "value", "low", "high", "unit"]
@@ -253,6 +258,9 @@ def _write_metrics(workdir: Path) -> None:
         path = workdir / evidence.strip()
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("stand-in\n")
+    # the what-it-would-take table is also an input the claims rule parses: its header only
+    (workdir / "results/microbench/what_it_would_take.csv").write_text(
+        "claim_id,quantity,unit,ours,needed,note\n")
     # the results beyond the paper (rule beyond_repeat's two outputs), values of 1
     beyond = pd.read_csv(workdir / "src/rollmux/data/beyond.csv", dtype=str,
                          keep_default_na=False, comment="#")
