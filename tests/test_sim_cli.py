@@ -45,8 +45,8 @@ def test_simulate_writes_every_output(tmp_path: Path, capsys: pytest.CaptureFixt
     code = main(["simulate", "--trace", str(trace), "--policy", "rollmux", "--out", str(out)])
     assert code == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        "config.json", "events.csv", "jobs.csv", "phases.csv", "summary.json",
-        "timeseries.csv"]
+        ".rollmux-output.json", "config.json", "events.csv", "jobs.csv", "phases.csv",
+        "summary.json", "timeseries.csv"]
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary) >= SUMMARY_KEYS
     assert summary["jobs_completed"] == 4

@@ -47,6 +47,11 @@ ENV = "../../environment.yml"
 # interpreter's absolute path, so no path of the build machine reaches the HTML report
 # (it shows every rule's params).
 PYTHON = "python"
+
+envvars:
+    "PATH",
+
+
 os.environ["PATH"] = os.pathsep.join(
     [os.path.dirname(sys.executable), *os.environ.get("PATH", "").split(os.pathsep)]
 )
