@@ -251,3 +251,24 @@ def test_claims_report_takes_each_status_from_the_interval(tmp_path: Path) -> No
         build_claims_report([tmp_path / "m.csv"], tmp_path / "c.csv", tmp_path / "c.md",
                             tmp_path / "j.json", results_root=tmp_path,
                             require_evidence=False, seed_metrics_paths=[tmp_path / "s.csv"])
+
+
+def test_fig14_legend_with_an_interval_draws(tmp_path: Path) -> None:
+    """Two dollar amounts in one legend label (mean and interval) draw as text, not as
+    matplotlib mathtext (which fails on them)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "fig14", Path(__file__).resolve().parents[1] / "analysis" / "fig14_trace_replay.py")
+    assert spec is not None and spec.loader is not None
+    fig14 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fig14)
+    table = pd.DataFrame({"policy": ["rollmux"] * 3, "seed": [0, 1, 2],
+                          "cost_usd_per_h": [700.0, 760.0, 820.0]})
+    series = pd.DataFrame({"policy": "rollmux", "seed": 0, "time_h": [0.0, 1.0, 2.0],
+                           "cost_usd_per_h": [10.0, 20.0, 0.0], "gpus_H20": [8, 16, 0],
+                           "gpus_H800": [8, 8, 0]})
+    figure = fig14.draw(table, series, ["rollmux"])
+    figure.savefig(tmp_path / "f.png")
+    label = figure.axes[0].get_legend().get_texts()[0].get_text()
+    assert "95%" in label and label.count("$") == 2
