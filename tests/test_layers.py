@@ -25,8 +25,8 @@ PACKAGE = SRC / "rollmux"
 #: The layers, lowest first: a module may import its own layer and the layers below it.
 #: Each module belongs to the entry with the longest matching prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("hardware and jobs", ("rollmux.errors", "rollmux.io", "rollmux.memo", "rollmux.hardware",
-                           "rollmux.jobs", "rollmux.jobtypes")),
+    ("hardware and jobs", ("rollmux.errors", "rollmux.io", "rollmux.memo", "rollmux.lazy",
+                           "rollmux.hardware", "rollmux.jobs", "rollmux.jobtypes")),
     ("phase model", ("rollmux.phases", "rollmux.phasetimes", "rollmux.closedform")),
     # A job resolved on a hardware: the one place (job, hw) meets; nothing above it
     # derives a job's values from the pair again.
