@@ -12,6 +12,10 @@ CLAIM_STAGES = ["production", "simulation", "robustness", "models"]
 # Stages that also write each metric at each seed (results/metrics/seeds/<stage>.csv;
 # rollmux.experiments.intervals): a stage resting on stochastic replays belongs here.
 CLAIM_SEED_STAGES = ["production", "simulation", "robustness", "models"]
+# Stages whose metrics divide by an optimum (optimal, regroup): each writes the optimum's
+# certified gap per such metric (results/metrics/gaps/<stage>.csv;
+# rollmux.experiments.optimum_gaps), shown beside the claim.
+CLAIM_GAP_STAGES = ["simulation", "robustness"]
 
 # The results files the ledger names as evidence (column `evidence`): built before the
 # report, which checks that every `differs` row's evidence exists.
@@ -36,6 +40,8 @@ rule claims_report:
         # the same metrics at each seed (rollmux.experiments.intervals): each claim's mean
         # and 95% interval over seeds, its status from the interval
         seed_metrics=expand("results/metrics/seeds/{stage}.csv", stage=CLAIM_SEED_STAGES),
+        # the certified gap of the optimum behind each optimum-normalised claim
+        gap_metrics=expand("results/metrics/gaps/{stage}.csv", stage=CLAIM_GAP_STAGES),
         # results beyond the paper (beyond.smk), rendered after the claims
         beyond_metrics="results/metrics/beyond.csv",
         beyond_ledger="src/rollmux/data/beyond.csv",
