@@ -60,9 +60,10 @@ def main() -> None:
           f"Python {platform.python_version()}; policy {args.policy}, seed {args.seed}, "
           f"{args.decisions} timed decisions per size")
     print()
-    print("| concurrent jobs | groups | median (ms) | median CPU (ms) | p95 (ms) | max (ms) | "
-          "new-job profile (ms) | direct / scaling / new (%) | build (s) | build CPU (s) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+    print("| concurrent jobs | groups | median (ms) | median CPU (ms) | p95 (ms) | p99 (ms) | "
+          "p99 CPU (ms) | max (ms) | new-job profile (ms) | direct / scaling / new (%) | "
+          "build (s) | build CPU (s) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     for size in args.sizes:
         row = bench_placement(size, args.seed, args.decisions, policy=args.policy)
         rows.append(row)
@@ -72,8 +73,9 @@ def main() -> None:
             for k in ("direct-packing", "rollout-scaling", "new-group")
         )
         print(f"| {size} | {row['groups']} | {row['median_ms']:.2f} | "
-              f"{row['median_cpu_ms']:.2f} | {row['p95_ms']:.2f} | "
-              f"{row['max_ms']:.2f} | {row['profile_median_ms']:.1f} | {shares} | "
+              f"{row['median_cpu_ms']:.2f} | {row['p95_ms']:.2f} | {row['p99_ms']:.2f} | "
+              f"{row['p99_cpu_ms']:.2f} | {row['max_ms']:.2f} | "
+              f"{row['profile_median_ms']:.1f} | {shares} | "
               f"{row['build_s']:.1f} | {row['build_cpu_s']:.1f} |", flush=True)
     print()
     print(f"total wall time: {time.perf_counter() - start:.0f} s")
@@ -106,6 +108,12 @@ def _run_child(src: Path, jobs: int, seed: int, decisions: int, policy: str) -> 
     return row
 
 
+def _p99(row: dict[str, Any], key: str) -> str:
+    """A p99 cell: the row's value, or '-' for a reference checkout from before the p99
+    keys."""
+    return f"{row[key]:.2f}" if key in row else "-"
+
+
 def _against_reference(args: argparse.Namespace) -> None:
     """Time each size with the reference checkout and with this one; print ratios."""
     reference = Path(args.reference).resolve() / "src"
@@ -118,9 +126,10 @@ def _against_reference(args: argparse.Namespace) -> None:
           f"{args.decisions} timed decisions per size; load average at start "
           f"{os.getloadavg()[0]:.1f}; reference {reference}")
     print()
-    print("| jobs | groups | median ref (ms) | median (ms) | ref / new | build ref (s) | "
-          "build (s) | ref / new | CPU ref (s) | CPU (s) | ref / new |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| jobs | groups | median ref (ms) | median (ms) | ref / new | median CPU ref (ms) | "
+          "median CPU (ms) | p99 ref (ms) | p99 (ms) | p99 CPU ref (ms) | p99 CPU (ms) | "
+          "build ref (s) | build (s) | ref / new | CPU ref (s) | CPU (s) | ref / new |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
     for size in args.sizes:
         ref = _run_child(reference, size, args.seed, args.decisions, args.policy)
@@ -130,7 +139,9 @@ def _against_reference(args: argparse.Namespace) -> None:
                 raise SystemExit(f"{size} jobs: {key} differs: {ref[key]!r} vs {new[key]!r}")
         rows.append({"jobs": size, "reference": ref, "new": new})
         print(f"| {size} | {new['groups']} | {ref['median_ms']:.2f} | {new['median_ms']:.2f} | "
-              f"{ref['median_ms'] / new['median_ms']:.1f} | {ref['build_s']:.1f} | "
+              f"{ref['median_ms'] / new['median_ms']:.2f} | {ref['median_cpu_ms']:.3f} | "
+              f"{new['median_cpu_ms']:.3f} | {_p99(ref, 'p99_ms')} | {_p99(new, 'p99_ms')} | "
+              f"{_p99(ref, 'p99_cpu_ms')} | {_p99(new, 'p99_cpu_ms')} | {ref['build_s']:.1f} | "
               f"{new['build_s']:.1f} | {ref['build_s'] / new['build_s']:.1f} | "
               f"{ref['cpu_s']:.1f} | {new['cpu_s']:.1f} | {ref['cpu_s'] / new['cpu_s']:.1f} |",
               flush=True)
