@@ -19,10 +19,12 @@ from test_sim_invariants import _check_busy, _check_cost, _check_no_overlap, sma
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
 from rollmux.model import resolve
+from rollmux.model.group import handover_s
+from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import apply, empty_snapshot, get_policy
 from rollmux.placement.async_solo_d import check_staleness
 from rollmux.placement.rollmux_join import join_fits
-from rollmux.placement.timeslice import SliceMember, slice_member, slice_period_s, snapshot_s
+from rollmux.placement.timeslice import SliceMember, slice_member, slice_period_s
 from rollmux.sim import SimConfig, simulate_trace
 from rollmux.sim.records import PHASE_CODES
 
@@ -44,13 +46,52 @@ def _job(k: int, rollout: float, train: float, **kw: object) -> RLJob:
 # --------------------------------------------------------------------------- timeslice
 
 
+def _member(rollout: float, train: float, warm: float, snap: float, solo: float,
+            slo: float = 2.0) -> SliceMember:
+    """A slice member with these worst-case phases, warm switch and hand-over snapshot."""
+    times = PhaseTimes(rollout_s=rollout, train_s=train, sync_s=0.0, sync_flat_s=0.0,
+                       warm_switch_s=warm, cold_switch_s=10 * warm, rollout_max_s=rollout,
+                       train_max_s=train)
+    return SliceMember(times=times, handover_s=snap, solo_s=solo, slo=slo)
+
+
 def test_slice_period_is_the_sum_of_every_phase_and_switch() -> None:
     """A slice serves every phase once per cycle: the max-plus period is their sum."""
-    a = SliceMember(100.0, 50.0, 2.0, 1.5, 160.0, 2.0)
-    b = SliceMember(30.0, 200.0, 3.0, 2.5, 240.0, 2.0)
+    a = _member(100.0, 50.0, 2.0, 1.5, 160.0)
+    b = _member(30.0, 200.0, 3.0, 2.5, 240.0)
     assert slice_period_s([a]) == pytest.approx(100 + 50 + 2 * 2.0)  # alone: veRL, no snapshot
     both = 100 + 50 + 30 + 200 + 2 * (2.0 + 1.5) + 2 * (3.0 + 2.5)
     assert slice_period_s([a, b]) == pytest.approx(both)
+
+
+def test_timeslice_pays_the_one_switch_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The slice's admission period and the replay's both follow the group model's switch.
+
+    Changing how a switch is paid (rollmux.model.group.steady_switch_s) changes the
+    slice's period as the admission computes it and as the analytic replay runs it, and
+    the two agree: no design keeps its own switch rule.
+    """
+    import rollmux.model.group as group_model
+
+    jobs = [_job(0, 200.0, 150.0, iterations=10, arrival_s=0.0),
+            _job(1, 100.0, 120.0, iterations=10, arrival_s=0.0)]
+
+    def periods() -> tuple[float, float]:
+        """The slice's period as admitted and as replayed (analytic, expected = worst)."""
+        r = simulate_trace(jobs, "timeslice", HW, 0, SimConfig(fidelity="analytic"))
+        assert r.jobs.group_id.nunique() == 1
+        members = [slice_member(j, resolve(j, HW).times, HW) for j in jobs]
+        return slice_period_s(members), float(r.jobs.running_s.max()) / 10
+
+    before_admitted, before_replayed = periods()
+    original = group_model.steady_switch_s
+    monkeypatch.setattr(group_model, "steady_switch_s",
+                        lambda times, **kw: 10.0 + original(times, **kw))
+    after_admitted, after_replayed = periods()
+    # Four phases per cycle, each paying 10 s more.
+    assert after_admitted == pytest.approx(before_admitted + 40.0)
+    assert after_replayed == pytest.approx(after_admitted, rel=1e-9)
+    assert before_replayed == pytest.approx(before_admitted, rel=1e-9)
 
 
 def test_timeslice_packs_only_within_every_slo() -> None:
@@ -97,7 +138,7 @@ def test_timeslice_invariants(jobs: list[RLJob], slo: float, stochastic: bool) -
         surely = ((mates.admitted_s < rec.start_s - TOL) & (mates.finish_s > rec.start_s + TOL))
         maybe = ((mates.admitted_s <= rec.start_s + TOL) & (mates.finish_s >= rec.start_s - TOL))
         overhead = rec.end_s - rec.start_s - rec.work_s
-        warm, snap = times.warm_switch_s, snapshot_s(times, HW)
+        warm, snap = times.warm_switch_s, handover_s(times, HW.perf.warm_switch_const_s)
         allowed = {times.cold_switch_s}  # the first phase on a node: a cold start
         if surely.any():
             allowed.add(warm + snap)
@@ -227,9 +268,14 @@ def test_slice_member_reads_the_phase_model() -> None:
     job = _job(0, 200.0, 150.0)
     m = slice_member(job, resolve(job, HW).times, HW)
     assert m.solo_s == pytest.approx(200 + 150 + 5)
-    assert m.restore_s == 2.0
-    assert m.snapshot_s == pytest.approx(max(0.0, 2.0 - HW.perf.warm_switch_const_s))
-    assert math.isfinite(m.rollout_s) and m.rollout_s > 0
+    assert m.times.warm_switch_s == 2.0
+    assert m.handover_s == pytest.approx(max(0.0, 2.0 - HW.perf.warm_switch_const_s))
+    assert m.times.train_s == 150.0
+    assert math.isfinite(m.times.rollout_s) and m.times.rollout_s > 0
+    # Alone: veRL's phases (warm switch each); shared: plus the hand-over's snapshot.
+    assert m.phases_s(False) == pytest.approx((m.times.rollout_s + 2.0, 152.0))
+    assert m.phases_s(True) == pytest.approx((m.times.rollout_s + 2.0 + m.handover_s,
+                                              152.0 + m.handover_s))
 
 
 # --------------------------------------------------------------------------- comparison

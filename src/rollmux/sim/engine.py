@@ -34,6 +34,7 @@ from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.memo import Memo
 from rollmux.model import resolve
+from rollmux.model.group import handover_s
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import (
     ClusterSnapshot,
@@ -544,7 +545,7 @@ class _Driver:
                                                 len(tnodes if colocated else rnodes), gpn),
             train_gpus_per_node=gpus_per_node(t_gpus, len(tnodes), gpn),
             staleness=placed.staleness,
-            handover_s=max(0.0, times.warm_switch_s - self.hw.perf.warm_switch_const_s)
+            handover_s=handover_s(times, self.hw.perf.warm_switch_const_s)
             if group.kind is GroupKind.TIMESLICE else 0.0,
         )
 
