@@ -329,13 +329,9 @@ def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0,
     beyond = dict(sim.get("beyond", {}))
     repeat_policies = tuple(beyond.get("repeat_policies", ("rollmux", "rollmux-repeat")))
     # rollmux-repeat against rollmux over every seed the replays use (issue 21 item 5:
-    # every reading with intervals); on the simulation trace with the phases of
-    # beyond.simulation_phases (stochastic: at each seed; expected: the one replay
-    # Fig. 20's runs share); decision latencies are recorded for the first seed
-    repeat_sim_stochastic = _stochastic(beyond.get("simulation_phases", "stochastic"),
-                                        "sim.beyond.simulation_phases")
+    # every reading with intervals); decision latencies are recorded for the first seed
     repeat = keys(prod_trace, prod_slo, prod_group, repeat_policies, prod_stochastic)
-    repeat += keys(base_trace, base_slo, base_group, repeat_policies, repeat_sim_stochastic)
+    repeat += keys(base_trace, base_slo, base_group, repeat_policies, sens_stochastic)
     return SweepPlan(seeds=seeds, production=production, settings=tuple(settings),
                      sensitivity=sensitivity, mixed_setting=mixed_setting, mixed=mixed,
                      fluid=fluid_runs, reference=reference, window=window, repeat=repeat)
