@@ -208,7 +208,7 @@ def test_replay_counts_the_tail_as_phases_csv_does(policy: str, tmp_path: Path) 
     from rollmux.sim.policy_compare import iteration_tail
 
     spec = ReplaySpec(trace=str(TINY), policy=policy, seed=1, slo="1.2",
-                      record_phases=True)
+                      sim=SimConfig(record_phases=True))
     run_replay(spec, tmp_path / "run")
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     tail = iteration_tail(pd.read_csv(tmp_path / "run" / "phases.csv"),
@@ -227,7 +227,7 @@ def test_tail_tells_a_tight_slo_from_a_loose_one(tmp_path: Path) -> None:
     counts = {}
     for slo in ("1", "100"):
         spec = ReplaySpec(trace=str(TINY), policy="greedy", seed=1, slo=slo,
-                          record_phases=False)
+                          sim=SimConfig(record_phases=False))
         run_replay(spec, tmp_path / slo)
         counts[slo] = json.loads((tmp_path / slo / "summary.json").read_text())[
             "iterations_above_slo"]

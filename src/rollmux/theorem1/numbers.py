@@ -231,7 +231,9 @@ def _mean_range(values: pd.Series, scale: float, digits: int) -> str:
         from scipy import stats
 
         half = float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / len(v) ** 0.5)
-        text += f" [{v.mean() - half:,.{digits}f}, {v.mean() + half:,.{digits}f}]"
+        low, high = f"{v.mean() - half:,.{digits}f}", f"{v.mean() + half:,.{digits}f}"
+        if (low, high) != (text, text):  # an interval narrower than the digits shown
+            text += f" [{low}, {high}]"
     return text
 
 
@@ -260,8 +262,9 @@ def repeat_block(root: Path) -> str:
                      + " | ".join(readings + tail)
                      + f" | {_mean_range(part['mean_slowdown'], 1.0, 3)} |")
     lines.append("")
-    lines.append("Means over seeds with their 95 % Student-t intervals [low, high] "
-                 "(cost ratios paired by seed); '-': not in the replays' files.")
+    lines.append("Means over seeds with their 95 % Student-t intervals [low, high] where "
+                 "the seeds differ at the digits shown (cost ratios paired by seed); '-': "
+                 "not in the replays' files.")
     return "\n".join(lines) + "\n"
 
 
@@ -293,6 +296,7 @@ def findings_repeat_block(root: Path) -> str:
             ratio = paired["total_cost_usd"] / paired["total_cost_usd_base"]
             parts.append(f"{policy}: cost x{_mean_range(ratio, 1.0, 3)} of rollmux's, "
                          f"{reading(cand)}")
-        lines.append(f"* `{trace}` ({seeds} seeds; means with 95 % intervals): "
+        lines.append(f"* `{trace}` ({seeds} seed{'s' if seeds > 1 else ''}; means with "
+                     "95 % Student-t intervals where the seeds differ): "
                      + "; ".join(parts) + ".")
     return "\n".join(lines) + "\n"
