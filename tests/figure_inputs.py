@@ -44,6 +44,9 @@ class FigureInputs:
         return args + self.options
 
 
+#: The failure replay's run folder (workflow/rules/robustness.smk, RB_FAIL_DIR).
+FAILURE_RUN = ("sim/trace=robustness-failure/slo=trace/maxgroup=default/drift=none/"
+               "policy=rollmux/seed=0/failures=robustness-failure")
 SEED_THROUGHPUT = [f"microbench/seeds/seed={s}/throughput.csv" for s in range(3)]
 
 #: Every figure script, by file name: its inputs as the pipeline's rule passes them.
@@ -79,7 +82,7 @@ FIGURES: dict[str, FigureInputs] = {
         ["--reference", "regroup"]),
     "fig19_failure_timeline.py": FigureInputs(
         {"timeline": "robustness/failure/timeline.csv",
-         "events": "robustness/failure/policy=rollmux/seed=0/events.csv"}),
+         "events": f"{FAILURE_RUN}/events.csv"}),
     "fig20_mixed.py": FigureInputs({"table": "sim/mixed.csv",
                                     "timeseries": "sim/mixed_timeseries.csv"}),
     "fig_beyond_repeat.py": FigureInputs({"table": "beyond/repeat.csv"}),
