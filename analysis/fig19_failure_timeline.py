@@ -8,9 +8,10 @@ each phase of the killed job: the other members keep interleaving, and the resub
 job, re-admitted by Algorithm 1 as a new arrival, resumes from its last completed
 iteration.
 
+    R=results/sim/trace=robustness-failure/slo=trace/maxgroup=default/drift=none
     python analysis/fig19_failure_timeline.py \
         --timeline results/robustness/failure/timeline.csv \
-        --events results/robustness/failure/policy=rollmux/seed=0/events.csv \
+        --events "$R/policy=rollmux/seed=0/failures=robustness-failure/events.csv" \
         --png figures/fig19_failure_timeline.png --pdf figures/fig19_failure_timeline.pdf
 """
 

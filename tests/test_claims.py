@@ -449,7 +449,9 @@ def test_results_beyond_the_paper_are_a_section_of_the_report(tmp_path: Path) ->
     assert list(beyond.columns) == list(BEYOND_COLUMNS)
     assert beyond["result_id"].is_unique and beyond["metric"].is_unique
     assert set(beyond["metric"]).isdisjoint(load_ledger()["metric"])
-    path = _write(tmp_path / "beyond.csv", _beyond_rows(beyond, "0.9467"))
+    rows = _beyond_rows(beyond, "0.9467")
+    rows[0].update(low="0.9", high="0.99")  # an interval over seeds, rendered beside it
+    path = _write(tmp_path / "beyond.csv", rows)
     table = beyond_report(beyond, [path], tmp_path, require_evidence=False)
     assert list(table.columns) == list(BEYOND_REPORT_COLUMNS)
     assert (table["value"] == 0.9467).all() and len(table) == len(beyond)
@@ -458,7 +460,8 @@ def test_results_beyond_the_paper_are_a_section_of_the_report(tmp_path: Path) ->
     section = text.split("## Results beyond the paper", 1)[1]
     for rec in beyond.to_dict("records"):
         assert f"| {rec['result_id']} | {rec['source']} |" in section
-    assert "| 0.9467 |" in section
+    assert "| 0.9467 |" in section and "| 0.9467 [0.9, 0.99] |" in section
+    assert "| test row |" in section  # each metrics row's note
     assert json.loads((tmp_path / "summary.json").read_text())["beyond"] == len(beyond)
 
 
@@ -474,10 +477,9 @@ def test_beyond_result_without_value_or_evidence_fails_loudly(tmp_path: Path) ->
     full = _write(tmp_path / "full.csv", _beyond_rows(beyond))
     with pytest.raises(ClaimsError, match=r"evidence results/beyond/repeat\.csv not found"):
         beyond_report(beyond, [full], tmp_path, require_evidence=True)
-    (tmp_path / "results" / "beyond").mkdir(parents=True)
-    (tmp_path / "results" / "beyond" / "repeat.csv").write_text("trace\nx\n")
-    (tmp_path / "results" / "theorem1").mkdir(parents=True)
-    (tmp_path / "results" / "theorem1" / "slo_optimum.csv").write_text("group\n0\n")
+    for evidence in sorted(set(beyond["evidence"])):  # every results file the rows name
+        (tmp_path / evidence).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / evidence).write_text("trace\nx\n")
     assert len(beyond_report(beyond, [full], tmp_path, require_evidence=True)) == len(beyond)
     wrong_unit = _beyond_rows(beyond)
     wrong_unit[0]["unit"] = "%"

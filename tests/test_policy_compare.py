@@ -12,7 +12,7 @@ import pytest
 from rollmux.experiments.beyond import comparison_metrics
 from rollmux.experiments.claims import load_beyond_ledger
 from rollmux.experiments.metrics import METRIC_COLUMNS
-from rollmux.sim import ReplaySpec, run_replay
+from rollmux.sim import ReplaySpec, SimConfig, run_replay
 from rollmux.sim.policy_compare import (
     COMPARISON_COLUMNS,
     KEY_COLUMNS,
@@ -34,8 +34,8 @@ def replays(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("replays")
     out = {}
     for policy in ("rollmux", "rollmux-repeat"):
-        spec = ReplaySpec(trace=str(TINY), policy=policy, fidelity="analytic",
-                          record_phases=False)
+        spec = ReplaySpec(trace=str(TINY), policy=policy,
+                          sim=SimConfig(fidelity="analytic", record_phases=False))
         run_replay(spec, root / policy)
         out[policy] = root / policy
     return out

@@ -15,7 +15,7 @@ import pytest
 
 from rollmux.cli import main as cli_main
 from rollmux.io import OUTPUT_MARKER, orphaned_siblings, replace_folder
-from rollmux.sim import ReplaySpec, run_replay
+from rollmux.sim import ReplaySpec, SimConfig, run_replay
 from rollmux.sim import replay as replay_module
 from rollmux.sim.replay import replay_keys
 
@@ -46,12 +46,13 @@ def test_run_replay_writes_what_rollmux_simulate_writes(tmp_path: Path,
 def test_spec_path_keys_and_config(tmp_path: Path) -> None:
     """spec.path() is the key=value folder; its keys are read back from config.json."""
     spec = ReplaySpec(trace=str(TINY), policy="rollmux", seed=2, slo="2.0",
-                      max_group_size=3, drift="Mixed", record_phases=False)
+                      max_group_size=3, sim=SimConfig(drift="Mixed", record_phases=False))
     assert spec.slo == "2"
     assert spec.path() == Path("trace=tiny-sim/slo=2/maxgroup=3/drift=Mixed/policy=rollmux/"
                                "seed=2")
     assert ReplaySpec(trace=str(TINY), policy="regroup", regroup_interval_h=0.5,
-                      stochastic=False, migration=False, sync="flat").path() == Path(
+                      sim=SimConfig(stochastic=False, migration=False, sync="flat")
+                      ).path() == Path(
         "trace=tiny-sim/slo=trace/maxgroup=default/drift=none/policy=regroup/seed=0/"
         "phases=expected/migration=off/sync=flat/regroup=0.5h")
     run_replay(spec, out=tmp_path / "run")
@@ -68,11 +69,18 @@ def test_spec_refuses_bad_fields() -> None:
     for kwargs, match in ((dict(policy="nope"), "unknown policy"),
                           (dict(seed=-1), "seed"), (dict(slo="0.5"), "SLO"),
                           (dict(max_group_size=0), "max_group_size"),
-                          (dict(fidelity="fast"), "fidelity"), (dict(sync="x"), "sync"),
                           (dict(regroup_interval_h=0), "regroup_interval_h"),
-                          (dict(drift=""), "drift"), (dict(stochastic=1), "stochastic")):
+                          (dict(sim=SimConfig(regroup_interval_s=60.0)), "regroup_interval_h"),
+                          (dict(sim=SimConfig(policy_options=(("seed", 1),))),
+                           "policy_options"),
+                          (dict(sim="event"), "SimConfig")):
         with pytest.raises(ValueError, match=match):
             ReplaySpec(**{"trace": str(TINY), "policy": "rollmux", **kwargs})
+    for kwargs, match in ((dict(fidelity="fast"), "fidelity"), (dict(sync="x"), "sync"),
+                          (dict(drift=""), "drift"), (dict(stochastic=1), "stochastic"),
+                          (dict(migration_threshold=1.5), "migration_threshold")):
+        with pytest.raises(ValueError, match=match):
+            SimConfig(**kwargs)
     with pytest.raises(ValueError, match="does not regroup"):
         ReplaySpec(trace=str(TINY), policy="rollmux", regroup_interval_h=1.0).policy_options()
     solo = ReplaySpec(trace=str(TINY), policy="solo-d", max_group_size=2)
@@ -84,8 +92,8 @@ def test_rerun_without_phases_leaves_no_stale_phases(tmp_path: Path) -> None:
     out = tmp_path / "run"
     run_replay(ReplaySpec(trace=str(TINY), policy="rollmux", seed=0), out=out)
     assert (out / "phases.csv").is_file()
-    run_replay(ReplaySpec(trace=str(TINY), policy="rollmux", seed=1, record_phases=False),
-               out=out)
+    run_replay(ReplaySpec(trace=str(TINY), policy="rollmux", seed=1,
+                          sim=SimConfig(record_phases=False)), out=out)
     assert sorted(_files(out)) == sorted([OUTPUT_MARKER, "config.json", "events.csv",
                                           "jobs.csv", "summary.json", "timeseries.csv"])
     assert json.loads((out / "config.json").read_text())["seed"] == 1
@@ -116,7 +124,7 @@ def test_failed_write_keeps_the_previous_folder(tmp_path: Path,
 _KILLED_WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from rollmux.sim import ReplaySpec, run_replay
+    from rollmux.sim import ReplaySpec, SimConfig, run_replay
     from rollmux.sim import replay as replay_module
 
     real = replay_module.write_csv

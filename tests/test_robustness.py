@@ -341,12 +341,12 @@ def test_utilisation_gap_decomposes_the_deficit(tmp_path: Path) -> None:
 def test_slo_by_job_reports_each_static_job_beside_its_drift(tmp_path: Path) -> None:
     """One row per job of each static RollMux replay; no-drift jobs never exceed their
     admission profile; profile-reach growth = drifted over admission worst case."""
-    from rollmux.sim import ReplaySpec, run_replay
+    from rollmux.sim import ReplaySpec, SimConfig, run_replay
 
     runs = []
     for reach in ("profile", "cap"):
-        spec = ReplaySpec(trace=str(TINY_PROD), policy="rollmux", drift="Increasing",
-                          drift_reach=reach, record_phases=False)
+        spec = ReplaySpec(trace=str(TINY_PROD), policy="rollmux", sim=SimConfig(
+            drift="Increasing", drift_reach=reach, record_phases=False))
         run_replay(spec, tmp_path / reach)
         runs.append(rb.RunRef.from_folder(tmp_path / reach))
     table = de.slo_by_job(runs, TINY_PROD, STUDY)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rollmux.experiments.slo_evidence import SLO_MISS_COLUMNS, replay_misses, slo_misses
-from rollmux.sim import ReplaySpec, run_replay
+from rollmux.sim import ReplaySpec, SimConfig, run_replay
 
 KEYS = {"trace": "t", "slo": "trace", "maxgroup": 5, "seed": 0}
 
@@ -63,7 +63,8 @@ def test_replay_misses_reruns_a_replay_with_its_phases(tmp_path: Path) -> None:
     that reproduces the replay; a replay without misses gives an empty table."""
     trace = "tests/golden/traces/tiny-sim.csv"
     out = tmp_path / "greedy"
-    run_replay(ReplaySpec(trace=trace, policy="greedy", slo="1", stochastic=False), out)
+    run_replay(ReplaySpec(trace=trace, policy="greedy", slo="1",
+                          sim=SimConfig(stochastic=False)), out)
     jobs = pd.read_csv(out / "jobs.csv")
     missing = jobs[(jobs.status == "completed") & ~jobs.slo_met]
     assert len(missing) > 0
@@ -71,5 +72,5 @@ def test_replay_misses_reruns_a_replay_with_its_phases(tmp_path: Path) -> None:
     assert sorted(table.job_id) == sorted(missing.job_id)
     assert (table.excess_s > 0).all()
     ok = tmp_path / "rollmux"
-    run_replay(ReplaySpec(trace=trace, policy="rollmux", stochastic=False), ok)
+    run_replay(ReplaySpec(trace=trace, policy="rollmux", sim=SimConfig(stochastic=False)), ok)
     assert replay_misses(ok).empty

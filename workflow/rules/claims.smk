@@ -3,7 +3,8 @@
 # claim's per-seed values (results/metrics/seeds/<stage>.csv) giving its 95% interval
 # over the config's `seeds` and its status. A reproducible claim
 # with no result fails this rule, naming the metric. The results beyond the paper
-# (ledger src/rollmux/data/beyond.csv, values results/metrics/beyond.csv) follow as
+# (ledger src/rollmux/data/beyond.csv, values in BEYOND_METRICS: results/metrics/beyond.csv
+# and results/metrics/designs.csv, each appended by the rule file that writes it) follow as
 # their own section of figures/claims.md; a result without its value fails it too. The HTML report
 # (`snakemake --report figures/report.html`) shows this table beside every figure.
 
@@ -36,8 +37,8 @@ rule claims_report:
         # the same metrics at each seed (rollmux.experiments.intervals): each claim's mean
         # and 95% interval over seeds, its status from the interval
         seed_metrics=expand("results/metrics/seeds/{stage}.csv", stage=CLAIM_SEED_STAGES),
-        # results beyond the paper (beyond.smk), rendered after the claims
-        beyond_metrics="results/metrics/beyond.csv",
+        # results beyond the paper (beyond.smk, designs.smk), rendered after the claims
+        beyond_metrics=BEYOND_METRICS,
         beyond_ledger="src/rollmux/data/beyond.csv",
         ledger="src/rollmux/data/claims.csv",
         tolerances="src/rollmux/data/claims_tolerances.yaml",

@@ -7,15 +7,18 @@
 # simulate.smk (sim_replay), into its key=value folders
 # results/sim/trace=<trace>[-first<N>]/slo=trace/maxgroup=<n>/drift=<setting>[/drift_reach=cap]/policy=<p>/seed=<s>/.
 # The evidence replays and tables of C47-C52: evidence_drift.smk.
-# Failure: a small group copied from traces/<failure.source>.csv, one job killed and
-# resubmitted, replayed with the per-phase table into
-# results/robustness/failure/policy=rollmux/seed=<seed>/.
+# Failure: a small group copied from traces/<failure.source>.csv into the derived trace
+# results/sim/traces/robustness-failure.csv, one job killed and resubmitted (the kill list
+# results/sim/failures/robustness-failure.csv), replayed by the same replay rule with the
+# per-phase table into the spec's folder (a failures= segment)
+# results/sim/trace=robustness-failure/slo=trace/maxgroup=default/drift=none/policy=rollmux/seed=<seed>/failures=robustness-failure/.
 # Tables and metrics: rollmux.experiments.robustness; definitions: docs/metrics.md,
 # "Robustness". The compared policies and the reference: config robustness.policies,
 # robustness.reference.
 
 from rollmux.experiments.robustness import SETTINGS as RB_SETTINGS
-from rollmux.sim.sweeps import RunKey, run_files, trace_file, window_name
+from rollmux.sim import ReplaySpec
+from rollmux.sim.sweeps import RunKey, failures_file, run_files, trace_file, window_name
 
 RB = config["robustness"]
 RB_POLICIES = list(RB["policies"])
@@ -34,7 +37,12 @@ RB_RUNS = [
     for policy in RB_POLICIES
     for seed in RB_SEEDS
 ]
-RB_FAIL_DIR = f"results/robustness/failure/policy=rollmux/seed={config['seed']}"
+# The failure replay: a derived trace and its kill list, named alike; its folder is the
+# spec's own (rule sim_replay_phases of simulate.smk runs it).
+RB_FAIL_NAME = "robustness-failure"
+RB_FAIL_SPEC = ReplaySpec(trace=trace_file(RB_FAIL_NAME), policy="rollmux",
+                          seed=int(config["seed"]), failures=failures_file(RB_FAIL_NAME))
+RB_FAIL_DIR = f"results/sim/{RB_FAIL_SPEC.path().as_posix()}"
 
 
 rule robustness_templates:
@@ -92,8 +100,8 @@ rule robustness_failure_inputs:
     input:
         trace=f"traces/{RB['failure']['source']}.csv",
     output:
-        trace="results/robustness/failure/trace.csv",
-        failures="results/robustness/failure/failures.csv",
+        trace=RB_FAIL_SPEC.trace,
+        failures=RB_FAIL_SPEC.failures,
     params:
         jobs=RB["failure"]["jobs"],
         slo=RB["failure"]["slo"],
@@ -106,36 +114,13 @@ rule robustness_failure_inputs:
         "../scripts/robustness_failure_inputs.py"
 
 
-rule robustness_failure_replay:
-    conda:
-        ENV
-    input:
-        trace=rules.robustness_failure_inputs.output.trace,
-        failures=rules.robustness_failure_inputs.output.failures,
-    output:
-        summary=f"{RB_FAIL_DIR}/summary.json",
-        phases=f"{RB_FAIL_DIR}/phases.csv",
-        events=f"{RB_FAIL_DIR}/events.csv",
-        jobs=f"{RB_FAIL_DIR}/jobs.csv",
-        timeseries=f"{RB_FAIL_DIR}/timeseries.csv",
-        config=f"{RB_FAIL_DIR}/config.json",
-    params:
-        policy="rollmux",
-        seed=config["seed"],
-        overrides=config.get("hardware_overrides", {}),
-    log:
-        "results/logs/robustness/failure_replay.log",
-    script:
-        "../scripts/robustness_failure_replay.py"
-
-
 rule robustness_failure_timeline:
     conda:
         ENV
     input:
-        phases=rules.robustness_failure_replay.output.phases,
-        jobs=rules.robustness_failure_replay.output.jobs,
-        events=rules.robustness_failure_replay.output.events,
+        phases=f"{RB_FAIL_DIR}/phases.csv",
+        jobs=f"{RB_FAIL_DIR}/jobs.csv",
+        events=f"{RB_FAIL_DIR}/events.csv",
     output:
         timeline="results/robustness/failure/timeline.csv",
     log:
@@ -224,7 +209,7 @@ rule fig19_failure_timeline:
     input:
         code="analysis/fig19_failure_timeline.py",
         timeline=rules.robustness_failure_timeline.output.timeline,
-        events=rules.robustness_failure_replay.output.events,
+        events=f"{RB_FAIL_DIR}/events.csv",
     output:
         png=report(
             "figures/fig19_failure_timeline.png",

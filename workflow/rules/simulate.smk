@@ -3,18 +3,22 @@
 # workload), each policy's cost over the fluid lower bound, and the claims metrics
 # results/metrics/production.csv (C01-C13, C56) and simulation.csv (C28-C44).
 #
-# One replay rule serves every sweep here and the drift study (robustness.smk): it builds
-# a rollmux.sim.ReplaySpec from its wildcards and runs it (rollmux.sim.run_replay) into
+# One replay rule serves every sweep here, the drift study and the failure replay
+# (robustness.smk): it builds a rollmux.sim.ReplaySpec from its wildcards
+# (ReplaySpec.from_keys, the inverse of spec.path()) and runs it (rollmux.sim.run_replay)
+# into
 #   results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}/
-# which is the spec's own key=value folder (spec.path()); slo=trace keeps the trace's
-# SLOs, drift=none is no drift. A trace name `<name>-first<N>` is the window of the first
+# followed by the spec's optional segments (fidelity=, phases=, failures=, ...): the
+# spec's own key=value folder (spec.path()); slo=trace keeps the trace's SLOs, drift=none
+# is no drift. A trace name `<name>-first<N>` is the window of the first
 # N arrivals of traces/<name>.csv (written by sim_window; config sim.sensitivity.window).
 # The runs each table needs come from rollmux.sim.sweeps.sweep_plan(config); collectors
 # read each run's keys from its config.json.
 import dataclasses
 from pathlib import Path
 
-from rollmux.sim.sweeps import run_files, sweep_plan, trace_file
+from rollmux.sim.replay import wildcard_constraints, wildcard_template
+from rollmux.sim.sweeps import replay_inputs, run_files, sweep_plan, trace_file
 
 SIM_PLAN = sweep_plan(config["sim"], config["seed"], SEEDS)
 # Real response lengths (config lengths.path, a PolyTrace folder read at run time; see
@@ -26,22 +30,12 @@ if LENGTHS_PATH and not Path(LENGTHS_PATH).is_dir():
           "replays with real response lengths are skipped", file=sys.stderr)
     LENGTHS_PATH = ""
 SIM_OVERRIDES = config.get("hardware_overrides", {})
-SIM_RUN_KEYS = "trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}{reach}{lengths}/policy={policy}/seed={seed}{fidelity}{phases}"
+# The replay folder's wildcard template and constraints, generated from the spec's
+# segments (rollmux.sim.replay.SEGMENTS): optional segments are wildcards holding the whole
+# segment or nothing, decoded by rollmux.sim.replay.wildcard_keys, never here.
+SIM_RUN_KEYS = wildcard_template()
 SIM_RUN_DIR = f"results/sim/{SIM_RUN_KEYS}"
-
-
-wildcard_constraints:
-    maxgroup=r"\d+",
-    seed=r"\d+",
-    drift=r"[^/]+",
-    # the spec's optional segments: steady-state progress (the reference's replays,
-    # sim.sensitivity.reference_fidelity) and expected (fixed) phase times
-    fidelity=r"(/fidelity=analytic)?",
-    phases=r"(/phases=expected)?",
-    # the spec's optional segment: drift truncated at the maximum length of admission
-    reach=r"(/drift_reach=cap)?",
-    # the spec's optional segment: response lengths from real runs (config lengths.path)
-    lengths=r"(/lengths=[^/]+)?",
+SIM_CONSTRAINTS = wildcard_constraints()
 
 
 rule sim_window:
@@ -63,22 +57,47 @@ rule sim_replay:
     conda:
         ENV
     input:
-        trace=lambda w: trace_file(w.trace),
+        unpack(replay_inputs),
     output:
         summary=f"{SIM_RUN_DIR}/summary.json",
         timeseries=f"{SIM_RUN_DIR}/timeseries.csv",
         jobs=f"{SIM_RUN_DIR}/jobs.csv",
         events=f"{SIM_RUN_DIR}/events.csv",
         config=f"{SIM_RUN_DIR}/config.json",
+    wildcard_constraints:
+        **SIM_CONSTRAINTS,
     params:
         overrides=SIM_OVERRIDES,
         lengths=LENGTHS_PATH,
+        record_phases=False,
     log:
         f"results/logs/sim/{SIM_RUN_KEYS}.log",
     benchmark:
         f"results/logs/sim/benchmark/{SIM_RUN_KEYS}.tsv"
     script:
         "../scripts/sim_replay.py"
+
+
+# The same replay rule for a replay with a kill list (the failures= segment; Fig. 19's
+# failure replay, robustness.smk): it also declares the per-phase table the failure
+# timeline reads. Same template, constraints, inputs and script; only phases.csv is added.
+use rule sim_replay as sim_replay_phases with:
+    output:
+        summary=f"{SIM_RUN_DIR}/summary.json",
+        timeseries=f"{SIM_RUN_DIR}/timeseries.csv",
+        jobs=f"{SIM_RUN_DIR}/jobs.csv",
+        events=f"{SIM_RUN_DIR}/events.csv",
+        config=f"{SIM_RUN_DIR}/config.json",
+        phases=f"{SIM_RUN_DIR}/phases.csv",
+    wildcard_constraints:
+        **{**SIM_CONSTRAINTS, "failures": SIM_CONSTRAINTS["failures"].removesuffix("?")},
+    params:
+        overrides=SIM_OVERRIDES,
+        lengths=LENGTHS_PATH,
+        record_phases=True,
+
+
+ruleorder: sim_replay_phases > sim_replay
 
 
 rule sim_production:

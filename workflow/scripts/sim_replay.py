@@ -1,30 +1,26 @@
 """Snakemake adapter: one trace replay, from the rule's wildcards to its output folder.
 
-Builds the :class:`rollmux.sim.ReplaySpec` of the wildcards (no per-phase table), checks
-that the rule's folder is the spec's own key=value folder and runs it.
+The wildcards are the replay folder's segments (rollmux.sim.replay.wildcard_template);
+:meth:`rollmux.sim.ReplaySpec.from_keys`, the inverse of ``spec.path()``, builds the spec
+(refusing a folder no spec would write), which is run into the rule's folder.
 """
 
 import logging
 from pathlib import Path
 
 from rollmux.sim import ReplaySpec, run_replay
+from rollmux.sim.replay import wildcard_keys
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
-w = snakemake.wildcards
-spec = ReplaySpec(
+keys = wildcard_keys(dict(snakemake.wildcards.items()))
+spec = ReplaySpec.from_keys(
+    keys,
     trace=snakemake.input.trace,
-    policy=w.policy,
-    seed=int(w.seed),
-    slo=w.slo,
-    max_group_size=int(w.maxgroup),
-    drift=w.drift,
-    stochastic=w.phases != "/phases=expected",
-    fidelity="analytic" if w.fidelity == "/fidelity=analytic" else "event",
-    drift_reach="cap" if w.reach == "/drift_reach=cap" else "profile",
-    hardware_overrides=tuple(dict(snakemake.params.overrides).items()),
-    record_phases=False,
-    lengths=str(snakemake.params.lengths) if w.lengths else None,
+    failures=snakemake.input.get("failures"),
+    lengths=str(snakemake.params.lengths) if "lengths" in keys else None,
+    hardware_overrides=dict(snakemake.params.overrides),
+    record_phases=bool(snakemake.params.record_phases),
 )
 out = Path(snakemake.output.summary).parent
 if out.parts[-len(spec.path().parts):] != spec.path().parts:

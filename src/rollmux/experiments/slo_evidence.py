@@ -12,6 +12,7 @@ training end) and the later ones.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -128,13 +129,8 @@ def replay_misses(folder: str | Path, overrides: Mapping[str, Any] | None = None
     jobs["slo_met"] = jobs["slo_met"].astype(str) == "True"
     if not ((jobs["status"] == "completed") & ~jobs["slo_met"]).any():
         return pd.DataFrame(columns=list(SLO_MISS_COLUMNS))
-    spec = ReplaySpec(trace=str(config["trace"]), policy=str(config["policy"]),
-                      seed=int(config["seed"]), slo=str(keys["slo"]),
-                      max_group_size=config.get("max_group_size"), drift=str(config["drift"]),
-                      hardware_overrides=tuple(dict(overrides or {}).items()),
-                      fidelity=str(config["fidelity"]), stochastic=bool(config["stochastic"]),
-                      migration=bool(config["migration"]), sync=str(config["sync"]),
-                      record_phases=True)
+    spec = dataclasses.replace(ReplaySpec.from_config(config, record_phases=True),
+                               hardware_overrides=tuple(dict(overrides or {}).items()))
     result = run_replay(spec)
     again = result.jobs.set_index("job_id")["slowdown"]
     before = pd.to_numeric(jobs.set_index("job_id")["slowdown"], errors="coerce")

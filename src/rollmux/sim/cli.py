@@ -170,6 +170,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def spec_from_args(args: argparse.Namespace) -> ReplaySpec:
     """The replay the command line describes (ValueError on a bad option)."""
+    from rollmux.sim.engine import SimConfig
     from rollmux.sim.replay import ReplaySpec
 
     _check_options(args)
@@ -179,19 +180,21 @@ def spec_from_args(args: argparse.Namespace) -> ReplaySpec:
         seed=args.seed,
         slo=args.slo,
         max_group_size=args.max_group_size,
-        drift=args.drift,
-        drift_reach=args.drift_reach,
+        regroup_interval_h=args.regroup_interval_h,
         failures=None if args.failures is None else str(args.failures),
         hardware=None if args.hardware is None else str(args.hardware),
         hardware_overrides=tuple(_overrides(args.hardware_overrides).items()),
-        fidelity=args.fidelity,
-        stochastic=not args.deterministic,
-        migration=not args.no_migration,
-        sync=args.sync,
-        regroup_interval_h=args.regroup_interval_h,
-        record_phases=not args.no_phases,
-        lengths=(None if getattr(args, "lengths", None) is None  # older callers' namespaces
-                 else str(args.lengths)),
+        sim=SimConfig(
+            fidelity=args.fidelity,
+            stochastic=not args.deterministic,
+            migration=not args.no_migration,
+            drift=args.drift,
+            drift_reach=args.drift_reach,
+            sync=args.sync,
+            record_phases=not args.no_phases,
+            lengths=(None if getattr(args, "lengths", None) is None  # older namespaces
+                     else str(args.lengths)),
+        ),
     )
 
 

@@ -35,6 +35,7 @@ from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.memo import Memo
 from rollmux.model import resolve
+from rollmux.model.group import handover_s
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import (
     ClusterSnapshot,
@@ -104,7 +105,9 @@ class SimConfig:
 
     ``fidelity``: "event" (per-phase events) or "analytic" (steady-state rates).
     ``stochastic``: event path only; sample phase times per iteration (False: expected).
-    ``migration``: long-tail migration in the sampler. ``drift``: drift setting name
+    ``migration``: long-tail migration in the sampler; ``migration_threshold``: fraction of
+    a rollout's responses done before its tail migrates (None: the sampler's default,
+    :class:`rollmux.sim.stochastic.StochasticConfig`). ``drift``: drift setting name
     passed to the sampler ("none": no drift); ``drift_reach``: "profile" (drift scales the
     job's whole profile, its worst case included) or "cap" (lengths stay below the maximum
     of admission), :class:`rollmux.sim.drift.DriftReach`. ``sync``: "topology" (RollMux)
@@ -142,6 +145,12 @@ class SimConfig:
         check_modes(self.fidelity, self.sync, self.drift, stochastic=self.stochastic,
                     migration=self.migration, record_phases=self.record_phases)
         object.__setattr__(self, "drift_reach", parse_reach(self.drift_reach).value)
+        q = self.migration_threshold
+        if q is not None:
+            if isinstance(q, bool) or not isinstance(q, int | float) or not 0 < q < 1:
+                raise ValueError(f"migration_threshold must be a number in (0, 1) or None, "
+                                 f"got {q!r}")
+            object.__setattr__(self, "migration_threshold", float(q))
         r = self.regroup_interval_s
         if isinstance(r, bool) or not isinstance(r, int | float) or not (
             math.isfinite(r) and r > 0
@@ -173,6 +182,7 @@ def check_modes(fidelity: str, sync: str, drift: str, **flags: bool) -> None:
             raise ValueError(f"{name} must be a bool, got {value!r}")
     if not isinstance(drift, str) or not drift:
         raise ValueError(f"drift must be a non-empty string, got {drift!r}")
+    drift_templates(drift, (), 0)  # an unknown name or an overlong strength: now, not mid-run
 
 
 def _as_failure(value: Any) -> Failure:
@@ -548,7 +558,7 @@ class _Driver:
                                                 len(tnodes if colocated else rnodes), gpn),
             train_gpus_per_node=gpus_per_node(t_gpus, len(tnodes), gpn),
             staleness=placed.staleness,
-            handover_s=max(0.0, times.warm_switch_s - self.hw.perf.warm_switch_const_s)
+            handover_s=handover_s(times, self.hw.perf.warm_switch_const_s)
             if group.kind is GroupKind.TIMESLICE else 0.0,
         )
 

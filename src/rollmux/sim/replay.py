@@ -1,9 +1,11 @@
 """One replay, one identity: :class:`ReplaySpec` says what a replay is, :func:`run_replay` runs it.
 
 A spec holds everything that defines one trace replay: the trace, the policy and its
-options (a group-size limit, a re-solve interval), the seed, the SLO setting, drift,
-failures, the hardware (file and overrides), the fidelity and whether the per-phase table
-is kept. ``rollmux simulate`` and the Snakemake replay rule only build a spec;
+options (a group-size limit, a re-solve interval), the seed, the SLO setting, a kill list,
+the hardware (file and overrides) and the replay options as one
+:class:`rollmux.sim.engine.SimConfig` (fidelity, drift, migration, sync, real lengths,
+whether the per-phase table is kept). ``rollmux simulate`` and the Snakemake replay rule
+only build a spec;
 :func:`run_replay` loads the trace, replays it and writes the output folder, so a Python
 caller gets the same files and the same ``config.json`` as the command line.
 
@@ -13,8 +15,12 @@ caller gets the same files and the same ``config.json`` as the command line.
 
 followed, only when they differ from the defaults, by ``fidelity=analytic``,
 ``phases=expected`` (expected instead of sampled phase times), ``migration=off``,
-``sync=flat``, ``regroup=<h>h`` and ``failures=<stem>``; ``drift_reach=cap`` (drift
-truncated at the maximum length of admission) goes right after the ``drift=`` segment.
+``migration_threshold=<q>``, ``sync=flat``, ``regroup=<h>h`` and ``failures=<stem>``
+(a kill list: the failure replay is a replay like any other); ``drift_reach=cap`` (drift
+truncated at the maximum length of admission) and ``lengths=<folder>`` go right after
+the ``drift=`` segment. The segments are one table (:data:`SEGMENTS`): ``path()``, its
+inverse :meth:`ReplaySpec.from_keys` and the workflow's wildcard template and
+constraints (:func:`wildcard_template`, :func:`wildcard_constraints`) come from it.
 The hardware is recorded in ``config.json`` but not in the path: one results tree is for
 one hardware. Collectors read a replay's keys from its ``config.json``
 (:func:`replay_keys`), never from the folder's name.
@@ -30,6 +36,7 @@ import dataclasses
 import hashlib
 import io
 import math
+import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,20 +45,29 @@ from typing import Any
 
 from rollmux.errors import control_characters, echo
 from rollmux.io import replace_folder, write_csv, write_json
-from rollmux.sim.drift import DriftRangeError, DriftReach, check_setting, parse_reach
+from rollmux.jobs import RLJob
+from rollmux.sim.drift import DriftReach, FailureSpec
+from rollmux.sim.engine import FIDELITIES, SYNC_MODES, SimConfig
+from rollmux.sim.records import SimulationResult
 
 __all__ = [
     "FLOAT_FORMAT",
+    "SEGMENTS",
     "SLO_FROM_TRACE",
     "ReplaySpec",
+    "Segment",
     "SloSetting",
     "draw_slos",
     "group_size_options",
     "override_slos",
     "parse_slo",
+    "path_keys",
     "read_failures",
     "replay_keys",
     "run_replay",
+    "wildcard_constraints",
+    "wildcard_keys",
+    "wildcard_template",
     "write_result",
 ]
 
@@ -148,7 +164,8 @@ def draw_slos(job_ids: Sequence[str], setting: SloSetting, seed: int) -> list[fl
     return out
 
 
-def override_slos(jobs: Sequence[Any], setting: SloSetting | None, seed: int) -> list[Any]:
+def override_slos(jobs: Sequence[RLJob], setting: SloSetting | None, seed: int
+                  ) -> list[RLJob]:
     """The jobs with their SLOs replaced per ``setting`` (None: unchanged)."""
     if setting is None:
         return list(jobs)
@@ -184,8 +201,106 @@ def group_size_options(policy: str, max_group_size: int | None) -> tuple[dict[st
 
 
 def _label(value: float) -> str:
-    """A number as a path segment (``%g``)."""
-    return f"{value:g}"
+    """A number as a path segment: ``%g`` when that reads back exactly, else its repr."""
+    text = f"{value:g}"
+    return text if float(text) == value else repr(float(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One key=value segment of a replay's folder: its key, whether it may be left out
+    (present only when the spec differs from the default) and the regex of its value."""
+
+    key: str
+    optional: bool
+    pattern: str
+
+
+def _choices(values: Sequence[str], default: str) -> str:
+    """Regex matching any of ``values`` except ``default`` (an optional segment's values)."""
+    return "|".join(re.escape(v) for v in values if v != default)
+
+
+#: The segments of :meth:`ReplaySpec.path`, in order. The path, the workflow's wildcard
+#: template (:func:`wildcard_template`), its constraints (:func:`wildcard_constraints`)
+#: and :meth:`ReplaySpec.from_keys` are all generated from this one table.
+SEGMENTS: tuple[Segment, ...] = (
+    Segment("trace", False, r"[^/]+"),
+    Segment("slo", False, r"[^/]+"),
+    Segment("maxgroup", False, rf"\d+|{_DEFAULT_GROUP}"),
+    Segment("drift", False, r"[^/]+"),
+    # Beside the drift segment, not after seed=: a folder is replaced whole, so no
+    # replay's folder may nest inside another's (same for lengths=, before policy=).
+    Segment("drift_reach", True, _choices([r.value for r in DriftReach],
+                                          DriftReach.PROFILE.value)),
+    Segment("lengths", True, r"[^/]+"),
+    Segment("policy", False, r"[^/]+"),
+    Segment("seed", False, r"\d+"),
+    Segment("fidelity", True, _choices(FIDELITIES, "event")),
+    Segment("phases", True, "expected"),
+    Segment("migration", True, "off"),
+    Segment("migration_threshold", True, r"[^/]+"),
+    Segment("sync", True, _choices(SYNC_MODES, "topology")),
+    Segment("regroup", True, r"[^/]+h"),
+    Segment("failures", True, r"[^/]+"),
+)
+
+
+def wildcard_template() -> str:
+    """The replay folder as a Snakemake wildcard template, generated from :data:`SEGMENTS`.
+
+    A required segment is ``key={key}``; an optional one is the wildcard ``{key}`` whose
+    value is the whole segment with its leading slash (``/fidelity=analytic``) or empty,
+    so a spec with default options has exactly the folder :meth:`ReplaySpec.path` names.
+    """
+    out = ""
+    for seg in SEGMENTS:
+        out += f"{{{seg.key}}}" if seg.optional else f"{'/' if out else ''}{seg.key}={{{seg.key}}}"
+    return out
+
+
+def wildcard_constraints() -> dict[str, str]:
+    """The template's wildcard constraints (regexes), generated from :data:`SEGMENTS`."""
+    return {seg.key: f"(/{seg.key}=(?:{seg.pattern}))?" if seg.optional else seg.pattern
+            for seg in SEGMENTS}
+
+
+def wildcard_keys(wildcards: Mapping[str, str]) -> dict[str, str]:
+    """The path's keys (as :meth:`ReplaySpec.segments`) from the template's wildcards.
+
+    An optional wildcard's value is ``""`` (segment absent) or ``/key=value``; anything
+    else raises ValueError naming the wildcard.
+    """
+    keys: dict[str, str] = {}
+    for seg in SEGMENTS:
+        try:
+            value = str(wildcards[seg.key])
+        except (KeyError, AttributeError, IndexError):  # also Snakemake's Wildcards
+            raise ValueError(f"wildcard {seg.key!r} is missing") from None
+        if not seg.optional:
+            keys[seg.key] = value
+        elif value:
+            prefix = f"/{seg.key}="
+            if not value.startswith(prefix):
+                raise ValueError(f"wildcard {seg.key}={value!r}: expected '' or "
+                                 f"'{prefix}<value>'")
+            keys[seg.key] = value.removeprefix(prefix)
+    return keys
+
+
+def path_keys(path: str | Path) -> dict[str, str]:
+    """The key=value segments of a replay folder (relative, as :meth:`ReplaySpec.path`)."""
+    keys: dict[str, str] = {}
+    for part in Path(path).parts:
+        key, sep, value = part.partition("=")
+        if not sep or key in keys:
+            raise ValueError(f"{path}: segment {part!r} is not a new key=value")
+        keys[key] = value
+    return keys
+
+
+#: The defaults of the replay options (a spec's ``sim``).
+_SIM_DEFAULT = SimConfig()
 
 
 @dataclass(frozen=True)
@@ -196,13 +311,14 @@ class ReplaySpec:
     phase draws, the SLO draws and the policy (when it takes one); ``slo``: ``trace``, a
     number >= 1 or a range ``LO,HI`` (stored canonical, e.g. ``2.0`` -> ``2``);
     ``max_group_size``: group-size limit passed to policies that take one (None: the
-    policy's own); ``drift``: a drift setting or template; ``drift_reach``: how far drift
-    reaches (:class:`rollmux.sim.drift.DriftReach`); ``failures``: a kill list CSV;
-    ``hardware``/``hardware_overrides``: hardware YAML (None: the shipped one) and
-    dotted-key overrides; ``fidelity``, ``stochastic``, ``migration``, ``sync``,
-    ``lengths`` (a PolyTrace folder, ``--lengths``): as
-    :class:`rollmux.sim.engine.SimConfig`; ``regroup_interval_h``: re-solve period of
-    regrouping policies (None: the policy's own); ``record_phases``: keep phases.csv.
+    policy's own); ``regroup_interval_h``: re-solve period passed to regrouping policies
+    (None: the policy's own; it also sets ``sim.regroup_interval_s``); ``failures``: a
+    kill list CSV (:func:`read_failures`); ``hardware``/``hardware_overrides``: hardware
+    YAML (None: the shipped one) and dotted-key overrides; ``sim``: the replay options
+    (:class:`rollmux.sim.engine.SimConfig`: fidelity, sampled or expected phases,
+    migration and its threshold, drift and its reach, sync, real lengths, whether the
+    per-phase table is kept). ``sim.failures`` and ``sim.policy_options`` stay empty:
+    :func:`run_replay` fills them from ``failures`` and the policy options.
     """
 
     trace: str
@@ -210,24 +326,16 @@ class ReplaySpec:
     seed: int = 0
     slo: str = SLO_FROM_TRACE
     max_group_size: int | None = None
-    drift: str = "none"
-    drift_reach: str = DriftReach.PROFILE.value
+    regroup_interval_h: float | None = None
     failures: str | None = None
     hardware: str | None = None
     hardware_overrides: tuple[tuple[str, Any], ...] = field(default=())
-    fidelity: str = "event"
-    stochastic: bool = True
-    migration: bool = True
-    sync: str = "topology"
-    regroup_interval_h: float | None = None
-    record_phases: bool = True
-    lengths: str | None = None
+    sim: SimConfig = field(default=_SIM_DEFAULT)
 
     def __post_init__(self) -> None:
         """Validate and canonicalise every field; ValueError names the field."""
         from rollmux.placement import policy_names
         from rollmux.placement.base import check_max_group_size
-        from rollmux.sim.engine import check_modes
 
         set_ = object.__setattr__
         if not isinstance(self.trace, str | Path) or not str(self.trace):
@@ -242,7 +350,7 @@ class ReplaySpec:
         set_(self, "slo", SLO_FROM_TRACE if setting is None else setting.label())
         if self.max_group_size is not None:
             check_max_group_size(self.max_group_size)
-        for name in ("failures", "hardware", "lengths"):
+        for name in ("failures", "hardware"):
             value = getattr(self, name)
             if value is not None:
                 if not isinstance(value, str | Path) or not str(value):
@@ -256,61 +364,167 @@ class ReplaySpec:
         except (TypeError, ValueError):
             raise ValueError(f"hardware_overrides must map dotted keys to values, got "
                              f"{self.hardware_overrides!r}") from None
-        check_modes(self.fidelity, self.sync, self.drift, stochastic=self.stochastic,
-                    migration=self.migration, record_phases=self.record_phases)
-        try:  # before the trace is read, not when the first drifting job needs it
-            check_setting(self.drift)
-        except DriftRangeError as exc:
-            raise ValueError(f"drift {echo(self.drift)}: {exc}") from None
-        except ValueError:
-            raise ValueError(f"drift {echo(self.drift)}: unknown setting (valid: none, "
-                             f"Increasing, Decreasing, Mixed, increasing-1.0, ...)") from None
-        if self.lengths is not None and (self.fidelity != "event" or not self.stochastic):
-            raise ValueError("--lengths needs sampled phases (event fidelity, not "
-                             "--deterministic)")
-        set_(self, "drift_reach", parse_reach(self.drift_reach).value)
+        sim = self.sim
+        if not isinstance(sim, SimConfig):
+            raise ValueError(f"sim must be a SimConfig, got {sim!r}")
+        if sim.failures or sim.policy_options:
+            raise ValueError("sim.failures and sim.policy_options are filled by run_replay: "
+                             "give the spec's failures (a kill list CSV) and policy options")
         h = self.regroup_interval_h
-        if h is not None:
+        if h is None:
+            if sim.regroup_interval_s != _SIM_DEFAULT.regroup_interval_s:
+                raise ValueError("regroup_interval_h sets the re-solve period (a policy "
+                                 "option); leave sim.regroup_interval_s at its default")
+        else:
             if isinstance(h, bool) or not isinstance(h, int | float) or not (
                     math.isfinite(h) and h > 0):
                 raise ValueError(f"regroup_interval_h must be a finite number > 0, got {h!r}")
             set_(self, "regroup_interval_h", float(h))
+            if sim.regroup_interval_s not in (_SIM_DEFAULT.regroup_interval_s, h * 3600.0):
+                raise ValueError("regroup_interval_h and sim.regroup_interval_s disagree; "
+                                 "set regroup_interval_h only")
+            set_(self, "sim", dataclasses.replace(sim, regroup_interval_s=float(h) * 3600.0))
 
     # ------------------------------------------------------------------ identity
 
     def keys(self) -> dict[str, Any]:
         """The replay's keys: trace (file stem), slo, maxgroup, drift, policy, seed."""
         return replay_keys({"trace": self.trace, "slo_override": self.slo,
-                            "max_group_size": self.max_group_size, "drift": self.drift,
+                            "max_group_size": self.max_group_size, "drift": self.sim.drift,
                             "policy": self.policy, "seed": self.seed,
-                            "lengths": self.lengths})
+                            "lengths": self.sim.lengths})
+
+    def segments(self) -> dict[str, str]:
+        """The folder's key=value segments, in :data:`SEGMENTS` order (optional ones only
+        where the spec differs from the default)."""
+        sim = self.sim
+        values: dict[str, str | None] = {
+            "trace": Path(self.trace).stem,
+            "slo": self.slo,
+            "maxgroup": _DEFAULT_GROUP if self.max_group_size is None
+            else str(self.max_group_size),
+            "drift": sim.drift,
+            "drift_reach": None if sim.drift_reach == _SIM_DEFAULT.drift_reach
+            else sim.drift_reach,
+            "lengths": None if sim.lengths is None else Path(sim.lengths).name,
+            "policy": self.policy,
+            "seed": str(self.seed),
+            "fidelity": None if sim.fidelity == _SIM_DEFAULT.fidelity else sim.fidelity,
+            "phases": None if sim.stochastic else "expected",
+            "migration": None if sim.migration else "off",
+            "migration_threshold": None if sim.migration_threshold is None
+            else _label(sim.migration_threshold),
+            "sync": None if sim.sync == _SIM_DEFAULT.sync else sim.sync,
+            "regroup": None if self.regroup_interval_h is None
+            else f"{_label(self.regroup_interval_h)}h",
+            "failures": None if self.failures is None else Path(self.failures).stem,
+        }
+        return {seg.key: value for seg in SEGMENTS
+                if (value := values[seg.key]) is not None}
 
     def path(self) -> Path:
         """The replay's key=value folder (relative; see the module docstring)."""
-        k = self.keys()
-        group = _DEFAULT_GROUP if k["maxgroup"] is None else k["maxgroup"]
-        parts = [f"trace={k['trace']}", f"slo={k['slo']}", f"maxgroup={group}",
-                 f"drift={k['drift']}", f"policy={k['policy']}", f"seed={k['seed']}"]
-        if self.drift_reach != DriftReach.PROFILE.value:
-            # Beside the drift segment, not after seed=: a folder is replaced whole, so no
-            # replay's folder may nest inside another's.
-            parts.insert(4, f"drift_reach={self.drift_reach}")
-        if self.lengths is not None:  # before policy=, for the same reason
-            parts.insert(parts.index(f"policy={k['policy']}"),
-                         f"lengths={Path(self.lengths).name}")
-        if self.fidelity != "event":
-            parts.append(f"fidelity={self.fidelity}")
-        if not self.stochastic:
-            parts.append("phases=expected")
-        if not self.migration:
-            parts.append("migration=off")
-        if self.sync != "topology":
-            parts.append(f"sync={self.sync}")
-        if self.regroup_interval_h is not None:
-            parts.append(f"regroup={_label(self.regroup_interval_h)}h")
-        if self.failures is not None:
-            parts.append(f"failures={Path(self.failures).stem}")
-        return Path(*parts)
+        return Path(*(f"{key}={value}" for key, value in self.segments().items()))
+
+    @classmethod
+    def from_keys(cls, keys: Mapping[str, str], *, trace: str | Path,
+                  failures: str | Path | None = None, hardware: str | Path | None = None,
+                  hardware_overrides: tuple[tuple[str, Any], ...] | Mapping[str, Any] = (),
+                  lengths: str | Path | None = None, record_phases: bool = True
+                  ) -> ReplaySpec:
+        """The spec whose :meth:`segments` are ``keys`` (the inverse of :meth:`path`).
+
+        The files the path names by stem only are given: ``trace`` (stem = ``trace``
+        key), ``failures`` (stem = ``failures`` key) and ``lengths`` (folder name =
+        ``lengths`` key); so are the settings no path holds (hardware, overrides,
+        whether the per-phase table is kept). ValueError for an unknown, missing or
+        non-canonical key, or a file that does not match its key.
+        """
+        known = {seg.key for seg in SEGMENTS}
+        unknown = [key for key in keys if key not in known]
+        missing = [seg.key for seg in SEGMENTS if not seg.optional and seg.key not in keys]
+        if unknown or missing:
+            raise ValueError(f"replay keys: unknown {unknown}, missing {missing}")
+        for key, given, name in (("trace", trace, Path(str(trace)).stem),
+                                 ("failures", failures,
+                                  None if failures is None else Path(str(failures)).stem),
+                                 ("lengths", lengths,
+                                  None if lengths is None else Path(str(lengths)).name)):
+            if keys.get(key) != name:
+                raise ValueError(f"replay keys: {key}={keys.get(key)!r} but the file "
+                                 f"given is {given!r}")
+
+        def number(key: str, text: str) -> float:
+            try:
+                return float(text)
+            except ValueError:
+                raise ValueError(f"replay keys: {key}={text!r} is not a number") from None
+
+        group = keys["maxgroup"]
+        if group != _DEFAULT_GROUP and not group.isdigit():
+            raise ValueError(f"replay keys: maxgroup={group!r} is not a number or "
+                             f"{_DEFAULT_GROUP!r}")
+        if not keys["seed"].isdigit():
+            raise ValueError(f"replay keys: seed={keys['seed']!r} is not a number")
+        threshold = keys.get("migration_threshold")
+        regroup = keys.get("regroup")
+        if regroup is not None and not regroup.endswith("h"):
+            raise ValueError(f"replay keys: regroup={regroup!r} must end with 'h'")
+        sim = SimConfig(
+            fidelity=keys.get("fidelity", _SIM_DEFAULT.fidelity),
+            stochastic=keys.get("phases") != "expected",
+            migration=keys.get("migration") != "off",
+            migration_threshold=None if threshold is None
+            else number("migration_threshold", threshold),
+            drift=keys["drift"],
+            drift_reach=keys.get("drift_reach", _SIM_DEFAULT.drift_reach),
+            sync=keys.get("sync", _SIM_DEFAULT.sync),
+            record_phases=record_phases,
+            lengths=None if lengths is None else str(lengths),
+        )
+        spec = cls(trace=str(trace), policy=keys["policy"], seed=int(keys["seed"]),
+                   slo=keys["slo"],
+                   max_group_size=None if group == _DEFAULT_GROUP else int(group),
+                   regroup_interval_h=None if regroup is None
+                   else number("regroup", regroup.removesuffix("h")),
+                   failures=None if failures is None else str(failures),
+                   hardware=None if hardware is None else str(hardware),
+                   hardware_overrides=tuple(dict(hardware_overrides).items()), sim=sim)
+        if spec.segments() != dict(keys):
+            raise ValueError(f"replay keys {dict(keys)} are not canonical: the spec they "
+                             f"name has the folder {spec.path()}")
+        return spec
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], *, record_phases: bool | None = None
+                    ) -> ReplaySpec:
+        """The spec that wrote a replay's resolved configuration (``config.json``).
+
+        ``record_phases`` overrides whether the per-phase table is kept (None: as
+        recorded). ValueError when a field is missing or invalid.
+        """
+        names = {f.name for f in dataclasses.fields(SimConfig)} - {"failures",
+                                                                   "policy_options"}
+        try:
+            options = dict(config.get("policy_options") or {})
+            fields = {name: config[name] for name in names if name in config}
+            fields["regroup_interval_s"] = _SIM_DEFAULT.regroup_interval_s
+            if record_phases is not None:
+                fields["record_phases"] = record_phases
+            interval = options.get("regroup_interval_s")
+            return cls(trace=str(config["trace"]), policy=str(config["policy"]),
+                       seed=int(config["seed"]),
+                       slo=str(config.get("slo_override") or SLO_FROM_TRACE),
+                       max_group_size=config.get("max_group_size"),
+                       regroup_interval_h=None if interval is None
+                       else float(interval) / 3600.0,
+                       failures=config.get("failures_file"),
+                       hardware=config.get("hardware_file"),
+                       hardware_overrides=tuple(dict(config.get("hardware_overrides")
+                                                     or {}).items()),
+                       sim=SimConfig(**fields))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a replay's configuration (missing or bad {exc})") from None
 
     # ------------------------------------------------------------------ resolution
 
@@ -353,7 +567,8 @@ def replay_keys(config: Mapping[str, Any]) -> dict[str, Any]:
 FAILURE_COLUMNS = ("job_id", "kill_at_s", "resubmit_at_s")
 
 
-def read_failures(path: str | Path, job_ids: Sequence[str] | None = None) -> tuple[Any, ...]:
+def read_failures(path: str | Path, job_ids: Sequence[str] | None = None
+                  ) -> tuple[FailureSpec, ...]:
     """The failure list CSV at ``path`` as FailureSpecs, every defect located.
 
     Header ``job_id,kill_at_s,resubmit_at_s`` (``resubmit_at_s`` optional, an empty cell:
@@ -465,22 +680,21 @@ def _sha256(path: Path) -> str:
 
 
 def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
-               progress: Callable[[int], None] | None = None) -> Any:
+               progress: Callable[[int], None] | None = None) -> SimulationResult:
     """Replay ``spec``; write its output folder to ``out`` (if given); the result.
 
     Loads the hardware, the trace (a :class:`rollmux.traces.errors.TraceError` lists
     an invalid trace's problems) and the failure list (:func:`read_failures`), applies
-    the SLO setting, runs
-    :func:`rollmux.sim.engine.simulate_trace` and completes the resolved configuration
-    (``config.json``) with the spec. Returns the
-    :class:`~rollmux.sim.records.SimulationResult`. ``progress(n)`` is called as jobs
+    the SLO setting, runs :func:`rollmux.sim.engine.simulate_trace` with ``spec.sim``
+    completed by the kill list and the policy options, and completes the resolved
+    configuration (``config.json``) with the spec. ``progress(n)`` is called as jobs
     finish. With ``out``, the per-phase rows are streamed into the folder's
     ``phases.csv`` while the replay runs (same bytes as :func:`write_result` writes; the
     result's ``phases`` is then empty), so the replay's memory does not grow with them;
     the folder still appears whole, or not at all.
     """
     from rollmux.hardware import load_hardware
-    from rollmux.sim.engine import SimConfig, simulate_trace
+    from rollmux.sim.engine import simulate_trace
     from rollmux.sim.phasesink import CsvPhaseSink
     from rollmux.traces.loader import load_trace
 
@@ -490,22 +704,10 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
     jobs = override_slos(load_trace(spec.trace, hw), parse_slo(spec.slo), spec.seed)
     failures = read_failures(spec.failures, [job.job_id for job in jobs]) if spec.failures \
         else ()
-    config = SimConfig(
-        fidelity=spec.fidelity,
-        stochastic=spec.stochastic,
-        migration=spec.migration,
-        drift=spec.drift,
-        drift_reach=spec.drift_reach,
-        sync=spec.sync,
-        record_phases=spec.record_phases,
-        failures=failures,
-        policy_options=tuple(options.items()),
-        lengths=spec.lengths,
-        **({"regroup_interval_s": spec.regroup_interval_h * 3600.0}
-           if spec.regroup_interval_h is not None else {}),
-    )
+    config = dataclasses.replace(spec.sim, failures=failures,
+                                 policy_options=tuple(options.items()))
 
-    def replay(sink: CsvPhaseSink | None) -> Any:
+    def replay(sink: CsvPhaseSink | None) -> SimulationResult:
         """The replay, its configuration completed with the spec."""
         result = simulate_trace(jobs, spec.policy, hw, spec.seed, config, progress=progress,
                                 phase_sink=sink)
@@ -514,7 +716,7 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
 
     if out is None:
         return replay(None)
-    streams = spec.record_phases and spec.fidelity == "event"
+    streams = spec.sim.record_phases and spec.sim.fidelity == "event"
     with replace_folder(Path(out), run=f"rollmux simulate {spec.path().as_posix()}") as tmp:
         sink = CsvPhaseSink(tmp / PHASES_FILE, FLOAT_FORMAT) if streams else None
         try:
@@ -542,18 +744,18 @@ def _complete_config(config: dict[str, Any], spec: ReplaySpec, overrides: dict[s
         config["hardware_file"] = spec.hardware
     if spec.failures is not None:
         config["failures_file"] = spec.failures
-    if spec.lengths is not None:
+    if spec.sim.lengths is not None:
         from rollmux.sim.engine import length_source
         from rollmux.sim.lengths import describe
 
-        config["lengths_workloads"] = describe(length_source(spec.lengths))
+        config["lengths_workloads"] = describe(length_source(spec.sim.lengths))
 
 
 #: The per-phase table's file in an output folder.
 PHASES_FILE = "phases.csv"
 
 
-def _write_tables(result: Any, folder: Path) -> list[str]:
+def _write_tables(result: SimulationResult, folder: Path) -> list[str]:
     """Write a result's tables into ``folder`` (phases.csv only when it has rows); names."""
     names = []
     if len(result.phases):
@@ -568,7 +770,7 @@ def _write_tables(result: Any, folder: Path) -> list[str]:
     return names
 
 
-def write_result(result: Any, out: str | Path) -> list[Path]:
+def write_result(result: SimulationResult, out: str | Path) -> list[Path]:
     """Write a :class:`SimulationResult`'s files as the folder ``out``, replacing it whole.
 
     ``phases.csv`` (when the result has per-phase rows), ``events.csv``,

@@ -39,9 +39,9 @@ from rollmux.closedform import (
     fluid_cost_usd_per_iteration,
 )
 from rollmux.model import resolve
-from rollmux.sim.engine import FIDELITIES
+from rollmux.sim.engine import FIDELITIES, SimConfig
 from rollmux.sim.metrics import SLO_READINGS
-from rollmux.sim.replay import ReplaySpec, parse_slo, replay_keys
+from rollmux.sim.replay import ReplaySpec, parse_slo, replay_keys, wildcard_keys
 
 __all__ = [
     "ADMISSION_STRATEGIES",
@@ -56,9 +56,11 @@ __all__ = [
     "collect_runs",
     "collect_timeseries",
     "config_uses_seed",
+    "failures_file",
     "fluid_job_rates",
     "fluid_table",
     "fluid_timeseries",
+    "replay_inputs",
     "run_files",
     "run_keys",
     "run_row",
@@ -101,7 +103,7 @@ def spec_uses_seed(spec: ReplaySpec) -> bool:
     the same bytes at every seed (tests/test_sim_sweeps.py checks it), so the sweeps run
     it once, at the first seed, and the tables copy it to every seed (:func:`seed_rows`).
     """
-    return _uses_seed(spec.stochastic, spec.policy, spec.slo, spec.drift)
+    return _uses_seed(spec.sim.stochastic, spec.policy, spec.slo, spec.sim.drift)
 
 
 def _uses_seed(stochastic: bool, policy: str, slo: str | None, drift: str) -> bool:
@@ -138,11 +140,11 @@ class RunKey:
 
     def spec(self, trace_path: str | Path | None = None) -> ReplaySpec:
         """The replay's spec (trace file: ``trace_path``, default :func:`trace_file`)."""
+        sim = SimConfig(fidelity=self.fidelity, stochastic=self.stochastic, drift=self.drift,
+                        drift_reach=self.drift_reach, record_phases=False,
+                        lengths=self.lengths or None)
         return ReplaySpec(trace=str(trace_path or trace_file(self.trace)), policy=self.policy,
-                          seed=self.seed, slo=self.slo, max_group_size=self.maxgroup,
-                          drift=self.drift, drift_reach=self.drift_reach,
-                          stochastic=self.stochastic, fidelity=self.fidelity,
-                          record_phases=False, lengths=self.lengths or None)
+                          seed=self.seed, slo=self.slo, max_group_size=self.maxgroup, sim=sim)
 
     def path(self, root: str | Path = "results/sim") -> Path:
         """The replay's folder ``<root>/<ReplaySpec.path()>``."""
@@ -169,6 +171,23 @@ def trace_file(name: str, shipped: str | Path = "traces",
     (a window written by the pipeline) ``<derived>/<name>.csv``."""
     path = Path(shipped) / f"{name}.csv"
     return str(path) if path.exists() else str(Path(derived) / f"{name}.csv")
+
+
+def failures_file(name: str, derived: str | Path = "results/sim/failures") -> str:
+    """The kill list of a replay's ``failures=<name>`` segment: ``<derived>/<name>.csv``
+    (written by the pipeline, as the failure replay's trace is a derived trace)."""
+    return str(Path(derived) / f"{name}.csv")
+
+
+def replay_inputs(wildcards: Mapping[str, str]) -> dict[str, str]:
+    """The files a replay folder names by stem, from the replay rule's wildcards
+    (:func:`rollmux.sim.replay.wildcard_template`): its trace (:func:`trace_file`) and,
+    with a ``failures=`` segment, its kill list (:func:`failures_file`)."""
+    keys = wildcard_keys(wildcards)
+    files = {"trace": trace_file(keys["trace"])}
+    if "failures" in keys:
+        files["failures"] = failures_file(keys["failures"])
+    return files
 
 
 def run_keys(folder: str | Path) -> dict[str, Any]:

@@ -196,12 +196,16 @@ def render_markdown(
             " src/rollmux/data/beyond.csv names each result, the pipeline computes its value"
             " (results/metrics/, from the evidence file).",
             "",
-            "| result | source | description | value | unit | evidence |",
-            "|---|---|---|---|---|---|",
+            "| result | source | description | value | unit | evidence | note |",
+            "|---|---|---|---|---|---|---|",
         ]
         for rec in beyond.to_dict("records"):
-            cells = [rec["result_id"], rec["source"], rec["description"], fmt(rec["value"]),
-                     rec["unit"], rec["evidence"]]
+            value = fmt(rec["value"])
+            low, high = rec.get("low", math.nan), rec.get("high", math.nan)
+            if not (math.isnan(low) or math.isnan(high)):  # the 95 % interval over seeds
+                value += f" [{fmt(low)}, {fmt(high)}]"
+            cells = [rec["result_id"], rec["source"], rec["description"], value,
+                     rec["unit"], rec["evidence"], rec.get("note", "")]
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 

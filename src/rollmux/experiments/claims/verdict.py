@@ -95,8 +95,10 @@ REPORT_COLUMNS: tuple[str, ...] = (
 )
 
 
-#: Columns of the rendered results beyond the paper: the ledger's, the value and its file.
-BEYOND_REPORT_COLUMNS: tuple[str, ...] = (*BEYOND_COLUMNS, "value", "file")
+#: Columns of the rendered results beyond the paper: the ledger's, the value and its file,
+#: and the metrics row's interval over seeds (``low``/``high``, NaN: none) and note.
+BEYOND_REPORT_COLUMNS: tuple[str, ...] = (*BEYOND_COLUMNS, "value", "file", "low", "high",
+                                          "note")
 
 # Slack on tolerance comparisons, so a value exactly at the edge is not lost to rounding.
 _EPS = 1e-9
@@ -139,6 +141,11 @@ class Comparison:
     holds: bool
 
 
+def _maybe(value: Any) -> float:
+    """A metrics row's optional number as a float (NaN: absent)."""
+    return math.nan if value is None or pd.isna(value) else float(value)
+
+
 def beyond_report(ledger: pd.DataFrame, metrics_paths: Sequence[Path | str],
                   evidence_root: Path | str = ".", require_evidence: bool = True
                   ) -> pd.DataFrame:
@@ -164,7 +171,9 @@ def beyond_report(ledger: pd.DataFrame, metrics_paths: Sequence[Path | str],
                           + "\n  ".join(problems))
     rows = [{**{c: rec[c] for c in BEYOND_COLUMNS},
              "value": float(metrics.loc[rec["metric"], "value"]),
-             "file": metrics.loc[rec["metric"], "file"]}
+             "file": metrics.loc[rec["metric"], "file"],
+             **{k: _maybe(metrics.loc[rec["metric"], k]) for k in ("low", "high")},
+             "note": metrics.loc[rec["metric"], "note"]}
             for rec in ledger.to_dict("records")]
     return pd.DataFrame(rows, columns=list(BEYOND_REPORT_COLUMNS))
 
