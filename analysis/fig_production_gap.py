@@ -21,6 +21,8 @@ from rollmux.plotstyle import apply_style, figure_main, mark_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
+#: Markers of the series, in order, beside their mark colours.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
 def draw(table: pd.DataFrame) -> plt.Figure:
@@ -28,7 +30,8 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     apply_style()
     steps = list(dict.fromkeys(table["step"].astype(str)))
     setups = dict(zip(table["step"].astype(str), table["setup"], strict=False))
-    labels = [f"{s}\n{setups[s]}" for s in steps]
+    # one factor a line, so the labels of neighbouring steps stay apart
+    labels = [f"{s}\n" + str(setups[s]).replace(" + ", "\n+ ") for s in steps]
     fig, (ratio, slo) = plt.subplots(1, 2, figsize=(10.0, 3.6),
                                      gridspec_kw={"width_ratios": (1.6, 1.0)})
     x = range(len(steps))
@@ -36,11 +39,13 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     joined = [i for i, s in enumerate(steps) if s.isdigit()]
     alone = [i for i, s in enumerate(steps) if not s.isdigit()]
 
-    def series(ax: plt.Axes, ys: list[float], colour: str, label: str) -> None:
+    def series(ax: plt.Axes, ys: list[float], k: int, label: str) -> None:
         """One series: the cumulative steps joined, the stand-alone ones as open marks."""
-        ax.plot(joined, [ys[i] for i in joined], marker="o", lw=1.0, ms=3.5, color=colour,
-                label=label)
-        ax.plot(alone, [ys[i] for i in alone], marker="o", lw=0, ms=4.5, color=colour,
+        # the k-th series' colour and marker: more series than mark colours stay apart
+        colour, marker = mark_colour(k), MARKERS[k % len(MARKERS)]
+        ax.plot(joined, [ys[i] for i in joined], marker=marker, lw=1.0, ms=3.5,
+                color=colour, label=label)
+        ax.plot(alone, [ys[i] for i in alone], marker=marker, lw=0, ms=4.5, color=colour,
                 markerfacecolor="white")
 
     claims = table[table["claim"].isin(CLAIMS) & ~table["metric"].str.startswith("slo_")]
@@ -50,19 +55,18 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             continue
         label = f"{claim} {str(part['metric'].iloc[0]).replace('_', ' ')}"
         series(ratio, [float(part.loc[s, "ours_over_paper"]) for s in steps],
-               mark_colour(k), label)
+               k, label)
     ratio.axhline(1.0, color="black", lw=0.8, ls="--")
     ratio.set_xticks(list(x), labels, fontsize=7)
     ratio.set_ylabel("ours / paper")
     ratio.set_title("(a) production claims after each step (1 = the paper's)", loc="left")
     ratio.legend(frameon=False, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     rows = table[table["metric"].str.startswith("slo_attainment_")]
-    for metric, colour, name in (("slo_attainment_realised_rollmux", mark_colour(0),
-                                  "realised (over solo, same draws)"),
-                                 ("slo_attainment_reference_rollmux", mark_colour(1),
-                                  "over the worst-case solo estimate")):
+    for k, (metric, name) in enumerate((
+            ("slo_attainment_realised_rollmux", "realised (over solo, same draws)"),
+            ("slo_attainment_reference_rollmux", "over the worst-case solo estimate"))):
         part = rows[rows["metric"] == metric].set_index("step")
-        series(slo, [float(part.loc[s, "ours"]) for s in steps], colour, name)
+        series(slo, [float(part.loc[s, "ours"]) for s in steps], k, name)
     slo.set_xticks(list(x), labels, fontsize=7)
     slo.set_ylabel("RollMux SLO attainment (%)")
     slo.set_ylim(0, 105)
