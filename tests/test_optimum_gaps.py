@@ -128,9 +128,9 @@ def test_gap_files_are_checked_with_located_errors(tmp_path: Path) -> None:
         read_gap_metrics([header], ["m1"])
 
 
-def test_seed_files_accept_the_attainment_companions_only(tmp_path: Path) -> None:
+def test_seed_files_accept_the_allowed_companions_only(tmp_path: Path) -> None:
     """A per-seed file holds an SLO attainment metric's `@reference` companion (the stages
-    write it beside the realised reading); any other `@` name is refused."""
+    write it beside the realised reading); a reading companion_error refuses is refused."""
     path = tmp_path / "s.csv"
     path.write_text("metric,seed,value,low,high,unit\n"
                     "slo_attainment_rollmux,0,80,,,%\n"
