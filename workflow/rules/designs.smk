@@ -21,8 +21,7 @@ DESIGN_TRACES = list(DESIGNS.get("traces", ["production-default", "simulation-mi
                                             "alibaba-adapted"]))
 DESIGN_POLICIES = list(DESIGNS.get("policies", ["solo-d", "verl", "rollmux", "rollmux-join",
                                                 "timeslice", "async-solo-d"]))
-DESIGN_LENGTH_TRACES = list(DESIGNS.get("lengths_traces", [
-    "production-default", "simulation-mixed", "alibaba-adapted"]))
+DESIGN_LENGTH_TRACES = list(DESIGNS.get("lengths_traces", ["production-default"]))
 # Seeds of the designs' replays (null: the top-level seeds).
 DESIGN_SEEDS = [int(s) for s in (DESIGNS.get("seeds") or SEEDS)]
 # The optimum (`optimal`, re-solved at every arrival, free regrouping) where it runs in
