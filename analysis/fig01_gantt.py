@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, draw_gantt, figure_main, legend_handles
+from rollmux.plotstyle import (
+    apply_style,
+    draw_gantt,
+    figure_main,
+    legend_below,
+    legend_handles,
+    wrapped_title,
+)
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -35,15 +42,13 @@ def draw(phases: pd.DataFrame) -> plt.Figure:
         part = phases[phases["layout"] == layout]
         nodes = draw_gantt(ax, part)
         busy = part["end_s"].max()
-        ax.set_title(
-            f"{LAYOUT_TITLES[layout]}  ({len(nodes)} nodes, makespan {busy:,.0f} s)", loc="left"
+        wrapped_title(
+            ax, f"{LAYOUT_TITLES[layout]}  ({len(nodes)} nodes, makespan {busy:,.0f} s)"
         )
     axes[-1, 0].set_xlabel("time (s)")
     jobs = sorted(phases["job"].unique())
     handles = legend_handles([f"job {j}" for j in range(int(max(jobs)) + 1)])
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
-               bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    legend_below(fig, handles)
     return fig
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rollmux.plotstyle import PHASE_COLOURS, apply_style, figure_main
+from rollmux.plotstyle import PHASE_COLOURS, apply_style, figure_main, legend_below
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 import seaborn as sns  # isort: skip
@@ -77,10 +77,11 @@ def draw(long: pd.DataFrame, classes: pd.DataFrame, title: str) -> plt.Figure:
     ax.set_yscale("log")
     ax.set_ylabel("phase duration per iteration (s)")
     ax.set_title(title, loc="left")
-    # above the plot, so no box hides behind it
-    ax.legend(title="box: quartiles, line: median, whiskers: min-max", frameon=False,
-              title_fontsize=7, ncol=2, loc="lower right", bbox_to_anchor=(1.0, 1.02))
-    fig.tight_layout()
+    # under the plot, so no box hides behind it and the title keeps its line
+    handles, labels = ax.get_legend_handles_labels()
+    ax.get_legend().remove()
+    legend_below(fig, handles, labels, title="box: quartiles, line: median, whiskers: min-max",
+                 title_fontsize=7)
     return fig
 
 
@@ -90,7 +91,7 @@ def title_of(classes: pd.DataFrame) -> str:
     high = max(classes["rollout_s_max"].max(), classes["train_s_max"].max())
     return (
         f"Phase durations of the {len(classes)} most frequent workload classes "
-        f"({low:.0f}-{high:.0f} s)"
+        f"({low:,.0f} to {high:,.0f} s)"
     )
 
 

@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, draw_gantt, figure_main, job_colour, legend_handles
+from rollmux.plotstyle import (
+    apply_style,
+    draw_gantt,
+    figure_main,
+    job_colour,
+    legend_below,
+    legend_handles,
+)
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -50,9 +57,7 @@ def draw(phases: pd.DataFrame, slowdowns: pd.DataFrame) -> plt.Figure:
     ax.set_title(f"slowdown ({status})", loc="left")
     jobs = [f"job {j}: Type-{t}" for j, t in zip(slowdowns["job"], slowdowns["job_type"],
                                                  strict=True)]
-    fig.legend(handles=legend_handles(jobs), loc="lower center", ncol=4, frameon=False,
-               bbox_to_anchor=(0.5, -0.03))
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    legend_below(fig, legend_handles(jobs), ncol=4)
     return fig
 
 

@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, draw_gantt, figure_main, legend_handles
+from rollmux.plotstyle import (
+    apply_style,
+    draw_gantt,
+    figure_main,
+    legend_below,
+    legend_handles,
+    wrapped_title,
+)
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -32,17 +39,15 @@ def draw(phases: pd.DataFrame, status: pd.DataFrame) -> plt.Figure:
         while k * period <= part["end_s"].max() + 1e-9:
             ax.axvline(k * period, color="grey", linewidth=0.7, linestyle="--")
             k += 1
-        ax.set_title(
+        wrapped_title(
+            ax,
             f"{rec.status}: T_load {rec.t_load_s:.0f} s vs T_cycle {rec.t_cycle_s:.0f} s "
             f"(jobs r/t {rec.jobs.replace(';', ', ')}; utilisation "
             f"{rec.rollout_utilisation:.0%} / {rec.train_utilisation:.0%})",
-            loc="left",
         )
     axes[-1, 0].set_xlabel("time (s); dashed: meta-iteration boundaries")
     n_jobs = int(phases["job"].max()) + 1
-    fig.legend(handles=legend_handles([f"job {j}" for j in range(n_jobs)]), loc="lower center",
-               ncol=n_jobs + 2, frameon=False, bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    legend_below(fig, legend_handles([f"job {j}" for j in range(n_jobs)]))
     return fig
 
 

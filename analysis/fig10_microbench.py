@@ -84,13 +84,14 @@ def draw(phases: pd.DataFrame, throughput: pd.DataFrame,
                 continue
             gain, low, high = interval(system, "rollmux_gain")
             paper = rows.loc[system, "paper_gain"]
-            text = (f"{gain:.2f}x" + (f" [{low:.2f}, {high:.2f}]" if high > low else "")
+            # one item a line: the labels of neighbouring bars stay apart
+            text = (f"{gain:.2f}x" + (f"\n[{low:.2f}, {high:.2f}]" if high > low else "")
                     + ("" if pd.isna(paper) else f"\n({float(paper):.2f}x)"))
             ax_b.annotate(text, (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                           ha="center", va="bottom", fontsize=6)
         ax_b.set_xticks(x, [policy_label(s) for s in shown], fontsize=7)
         ax_b.set_ylabel("jobs / kUSD-h")
-        ax_b.set_ylim(0, max(values) * 1.35)
+        ax_b.set_ylim(0, max(m + e for m, e in zip(values, err[1], strict=True)) * 1.6)
         ax_b.set_title("throughput at equal cost\nlabels: RollMux gain [95% interval] "
                        "(paper's)", loc="left", fontsize=7)
     fig.tight_layout()

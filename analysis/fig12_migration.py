@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, figure_main, job_colour, policy_colour
+from rollmux.plotstyle import apply_style, figure_main, legend_below, mark_colour, policy_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -30,9 +30,9 @@ def draw(lengths: pd.DataFrame, stats: pd.DataFrame, migration: pd.DataFrame) ->
     for k, rec in enumerate(stats.itertuples(index=False)):
         part = lengths[lengths["job_type"] == rec.job_type]
         mids = (part["bin_lo"] + part["bin_hi"]) / 2000.0
-        colour = job_colour(k)
+        colour = mark_colour(k)  # job types of a distribution, not jobs of a timeline
         ax_l.plot(mids, part["density"], color=colour,
-                  label=f"Type-{rec.job_type}: max {rec.max_tokens / 1024:.0f}k, "
+                  label=f"Type-{rec.job_type}: max {rec.max_tokens / 1000:.1f}k, "
                   f"batch max {rec.expected_longest_tokens / 1000:.1f}k")
         ax_l.axvline(rec.mean_tokens / 1000.0, color=colour, linestyle="--", linewidth=0.8)
         ax_l.axvline(rec.p99_tokens / 1000.0, color=colour, linestyle=":", linewidth=0.8)
@@ -44,9 +44,6 @@ def draw(lengths: pd.DataFrame, stats: pd.DataFrame, migration: pd.DataFrame) ->
     ax_l.set_xlabel("response length (k tokens)")
     ax_l.set_ylabel("probability per 1k tokens")
     ax_l.set_title("Response lengths are long-tailed", loc="left")
-    ax_l.legend(frameon=False, fontsize=7,
-                title="dashed: mean, dotted: p99, triangle: expected batch max",
-                title_fontsize=6.5)
     x = np.arange(len(migration))
     bars = ax_m.bar(x, migration["speedup"], color=policy_colour("rollmux"))
     ax_m.bar_label(bars, labels=[f"{v:.2f}x" for v in migration["speedup"]], fontsize=7,
@@ -58,7 +55,10 @@ def draw(lengths: pd.DataFrame, stats: pd.DataFrame, migration: pd.DataFrame) ->
     ax_m.set_ylabel("throughput with / without migration")
     ax_m.set_xlabel("pair of job types (one node per pool)")
     ax_m.set_title("Long-tail migration speed-up", loc="left")
-    fig.tight_layout()
+    # under both panels: the mean and p99 lines run the whole height of the left one
+    handles, labels = ax_l.get_legend_handles_labels()
+    legend_below(fig, handles, labels, fontsize=7, title_fontsize=7,
+                 title="dashed: mean, dotted: p99, triangle: expected longest of a batch")
     return fig
 
 
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
               "migration": "migration CSV"}
     return figure_main(
         __doc__, inputs, draw, argv,
-        note=lambda migration, **_: f"speed-ups {migration['speedup'].min():.2f}-"
+        note=lambda migration, **_: f"speed-ups {migration['speedup'].min():.2f} to "
         f"{migration['speedup'].max():.2f}x",
     )
 

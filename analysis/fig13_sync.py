@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, figure_main, policy_colour, policy_label
+from rollmux.plotstyle import apply_style, figure_main, legend_below, policy_colour, policy_label
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -41,9 +41,7 @@ def draw(sync: pd.DataFrame) -> plt.Figure:
         ax.set_ylabel("sync time (s)")
         ax.set_ylim(0, float(part["flat_s"].max()) * 1.2)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, frameon=False, fontsize=7, loc="lower center", ncol=2,
-               bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    legend_below(fig, handles, labels, fontsize=7, ncol=2)
     return fig
 
 

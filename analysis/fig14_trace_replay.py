@@ -44,7 +44,7 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame, policies: list[str]) -> 
         # the time-average cost's mean over seeds and its 95% Student-t interval
         low, high = t_errorbar(table.loc[table["policy"] == policy, "cost_usd_per_h"])
         # "\$": a second plain "$" in one label would start matplotlib's mathtext
-        spread = (f", 95% \\${low:,.0f}-{high:,.0f}"
+        spread = (f", 95% \\${low:,.0f} to {high:,.0f}"
                   if f"{low:,.0f}" != f"{high:,.0f}" else "")
         label = f"{policy_label(policy)} (avg \\${means[policy]:,.0f}/h{spread})"
         for ax, (column, _, _) in zip(axes, PANELS, strict=True):

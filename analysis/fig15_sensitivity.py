@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rollmux.experiments.intervals import t_errorbar
-from rollmux.plotstyle import apply_style, figure_main, policy_label, policy_palette
+from rollmux.plotstyle import apply_style, figure_main, legend_below, policy_label, policy_palette
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 import seaborn as sns  # isort: skip
@@ -65,7 +65,10 @@ def draw(table: pd.DataFrame, policies: list[str]) -> plt.Figure:
             sns.barplot(data=part.assign(y=scale * part[column]), x="setting", y="y",
                         hue="label", order=order, hue_order=labels, palette=palette,
                         estimator="mean", errorbar=t_errorbar, err_kws={"linewidth": 0.8},
-                        capsize=0.1, ax=ax, legend=False)
+                        capsize=0.1, ax=ax, legend=False,
+                        # seaborn desaturates to 0.75 by default: RollMux's blue would no
+                        # longer be the blue of its legend and of every other figure
+                        saturation=1.0)
             ax.set_xlabel(xlabel if row == 1 else "")
             ax.set_ylabel(ylabel if col == 0 else "")
         axes[0, col].axhline(1.0, color="grey", lw=0.8, ls="--")
@@ -73,9 +76,7 @@ def draw(table: pd.DataFrame, policies: list[str]) -> plt.Figure:
         axes[1, col].set_ylim(0, 105)
     axes[0, 0].set_ylim(bottom=0)
     handles = [plt.Rectangle((0, 0), 1, 1, color=palette[label]) for label in labels]
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False,
-               bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    legend_below(fig, handles, labels, ncol=len(labels))
     return fig
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rollmux.plotstyle import DRIFT_DIRECTION_COLOURS as DIRECTION_COLOURS
-from rollmux.plotstyle import apply_style, figure_main
+from rollmux.plotstyle import apply_style, figure_main, legend_below
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -64,11 +64,9 @@ def draw(curves: pd.DataFrame, window: int) -> plt.Figure:
         ax.set_title(f"{job.model_size_b:g}B ({job.workload}, job {job.job_id})", loc="left")
         ax.set_xlabel("training progress (%)")
         ax.set_xlim(0, 100)
-    axes[0, 0].set_ylabel(f"iteration time (s, rolling mean of {window})")
+    axes[0, 0].set_ylabel(f"iteration time (s)\nrolling mean of {window}")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, frameon=False,
-               bbox_to_anchor=(0.5, -0.06))
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    legend_below(fig, handles, labels, ncol=4)
     return fig
 
 

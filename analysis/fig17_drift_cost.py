@@ -21,7 +21,7 @@ import pandas as pd
 
 from rollmux.experiments.intervals import t_errorbar
 from rollmux.experiments.robustness import SETTINGS
-from rollmux.plotstyle import apply_style, figure_main, policy_colour, policy_label
+from rollmux.plotstyle import apply_style, figure_main, legend_below, policy_colour, policy_label
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -73,13 +73,11 @@ def draw(drift: pd.DataFrame, policies: list[str], reference: str) -> plt.Figure
     handles, labels = ax_slo.get_legend_handles_labels()
     handles.append(ref_line)
     labels.append(ref_line.get_label())
-    fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False,
-               bbox_to_anchor=(0.5, -0.06))
     jobs = int(drift["jobs"].max())
     seeds = ", ".join(str(s) for s in sorted(drift["seed"].unique()))
     fig.suptitle(f"{jobs} jobs per replay, replay seeds {seeds}",
                  x=0.99, ha="right", fontsize=7, color="grey")
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    legend_below(fig, handles, labels, ncol=3)
     return fig
 
 

@@ -20,7 +20,14 @@ import pandas as pd
 
 from rollmux.experiments.intervals import t_errorbar
 from rollmux.experiments.robustness import SETTINGS
-from rollmux.plotstyle import TRAIN_HATCH, apply_style, figure_main, policy_colour, policy_label
+from rollmux.plotstyle import (
+    TRAIN_HATCH,
+    apply_style,
+    figure_main,
+    legend_below,
+    policy_colour,
+    policy_label,
+)
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -77,9 +84,7 @@ def draw(utilisation: pd.DataFrame, migration: pd.DataFrame, reference: str) -> 
     axes[2].set_title("(c) regrouping: migration\n+ restart pauses", loc="left")
     axes[2].margins(y=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False,
-               bbox_to_anchor=(0.5, -0.03))
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    legend_below(fig, handles, labels, ncol=2)
     return fig
 
 

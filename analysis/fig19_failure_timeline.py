@@ -18,6 +18,7 @@ iteration.
 from __future__ import annotations
 
 import pandas as pd
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from rollmux.plotstyle import (
@@ -26,6 +27,7 @@ from rollmux.plotstyle import (
     apply_style,
     figure_main,
     job_colour,
+    legend_below,
     node_label,
     text_colour_on,
 )
@@ -67,16 +69,18 @@ def draw(timeline: pd.DataFrame, events: pd.DataFrame) -> plt.Figure:
                 ax.text(rec.start_s + width / 2, row, str(rec.iteration), ha="center",
                         va="center", fontsize=6,
                         color="black" if rec.lost else text_colour_on(colour[rec.job_id]))
+    # the events are named in the legend: a label beside its line would run across the
+    # axis or into the other event's label when the two are close
+    events = []
     for rec in marks.itertuples(index=False):
         col, verb = MARKS[rec.kind]
         ax.axvline(rec.time_s, color=col, linestyle="--", linewidth=1)
-        done = f" ({rec.detail.replace('_', ' ')})" if isinstance(rec.detail, str) and \
-            rec.detail else ""
-        left = rec.kind == "kill"
-        ax.text(rec.time_s, -0.75, f" {rec.job_id} {verb} at {rec.time_s:,.0f} s{done} ",
-                color=col, fontsize=7, va="bottom", ha="right" if left else "left")
+        detail = rec.detail if isinstance(rec.detail, str) else ""
+        done = f" ({detail.replace('_', ' ').replace('=', ': ')})" if detail else ""
+        events.append(Line2D([], [], color=col, linestyle="--", linewidth=1,
+                             label=f"{rec.job_id} {verb} at {rec.time_s:,.0f} s{done}"))
     ax.set_yticks(range(len(nodes)), [node_label(n) for n in nodes])
-    ax.set_ylim(len(nodes) - 0.4, -1.1)
+    ax.set_ylim(len(nodes) - 0.4, -0.6)
     ax.set_xlabel("time (s)")
     ax.set_xlim(0, float(timeline["end_s"].max()) * 1.01)
     handles = [Patch(color=colour[j], label=f"job {j}") for j in jobs]
@@ -85,10 +89,9 @@ def draw(timeline: pd.DataFrame, events: pd.DataFrame) -> plt.Figure:
         Patch(facecolor="white", edgecolor="grey", hatch=TRAIN_HATCH, label="training"),
         Patch(facecolor="grey", label="migrated tail (thin: a few GPUs)"),
         Patch(facecolor="grey", alpha=0.3, label="work lost to the kill"),
+        *events,
     ]
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
-               bbox_to_anchor=(0.5, -0.02), fontsize=7)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    legend_below(fig, handles, ncol=len(handles), fontsize=7)
     return fig
 
 

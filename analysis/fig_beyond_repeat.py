@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, figure_main, policy_colour, policy_label
+from rollmux.plotstyle import apply_style, figure_main, legend_below, policy_colour, policy_label
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -57,9 +57,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     axes[1].set_ylim(0, 105)
     axes[2].axhline(1.0, color="grey", linewidth=0.8)
     axes[3].set_yscale("log")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(policies),
-               frameon=False)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    legend_below(fig, *axes[0].get_legend_handles_labels(), ncol=len(policies))
     return fig
 
 

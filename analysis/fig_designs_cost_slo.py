@@ -4,8 +4,8 @@ Reads rule designs_comparison's table (results/designs/comparison.csv,
 ``rollmux.experiments.designs``: one row per replay) and draws one point per design and
 trace: x the realised SLO attainment (each job's slowdown against its realised solo
 time, docs/metrics.md), y the cost per unit of work (USD per solo-equivalent job-hour);
-colour the design, marker the trace (hollow: real response lengths). Lower right is
-better.
+colour the design, marker the trace (hollow: real response lengths); the optimum, where
+it runs, at steady-state progress (labelled so). Lower right is better.
 
     python analysis/fig_designs_cost_slo.py --table results/designs/comparison.csv \
         --png figures/designs_cost_slo.png --pdf figures/designs_cost_slo.pdf
@@ -42,8 +42,13 @@ def draw(table: pd.DataFrame) -> plt.Figure:
                    facecolor="none" if lengths else colour, edgecolor=colour, linewidth=1.3)
     ax.set_xlabel("realised SLO attainment (%)")
     ax.set_ylabel("cost per unit of work\n(USD per solo-equivalent job-hour)")
+    # A design replayed at steady-state progress (the optimum, as the sensitivity sweeps'
+    # reference) says so in its label.
+    steady = (set(table.loc[table["fidelity"] == "analytic", "policy"])
+              if "fidelity" in table else set())
     design_handles = [Line2D([], [], linestyle="", marker="o", color=policy_colour(p),
-                             label=policy_label(p)) for p in policies]
+                             label=policy_label(p) + (" (steady state)" if p in steady else ""))
+                      for p in policies]
     trace_handles = [Line2D([], [], linestyle="", marker=marker[t], color="grey", label=t)
                      for t in traces]
     if (table["lengths"] != "").any():

@@ -53,7 +53,8 @@ def draw(table: pd.DataFrame, fluid: pd.DataFrame, timeseries: pd.DataFrame,
     fig, (heat, line) = plt.subplots(1, 2, figsize=(9.5, 3.4),
                                      gridspec_kw={"width_ratios": (1.1, 1.5)})
     # Cells of policies not replayed on a trace stay blank (NaN), not a zero-height bar.
-    sns.heatmap(means, ax=heat, annot=True, fmt=".2f", cmap="rocket_r", vmin=1.0,
+    # grey shades: a hue would look like a policy's colour (docs/figures.md)
+    sns.heatmap(means, ax=heat, annot=True, fmt=".2f", cmap="Greys", vmin=1.0,
                 cbar_kws={"label": "total cost / fluid bound"}, linewidths=0.5,
                 annot_kws={"fontsize": 7}, square=False)
     heat.set_xticks([k + 0.5 for k in range(len(policies))],

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, figure_main, job_colour
+from rollmux.plotstyle import apply_style, figure_main, mark_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -30,7 +30,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
         part = table[table["n_jobs"] == n]
         gaps = np.sort(100.0 * part["gap"].to_numpy(dtype=float))
         share = np.arange(1, len(gaps) + 1) / max(len(gaps), 1)
-        colour = job_colour(i)
+        colour = mark_colour(i)  # group sizes are categories, not jobs
         left.step(np.concatenate([[0.0], gaps]), np.concatenate([[0.0], share]),
                   where="post", color=colour, label=f"{n} jobs ({len(gaps)} groups)")
         rr = part[part["rr_feasible"].astype(bool)]

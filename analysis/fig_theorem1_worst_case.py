@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rollmux.plotstyle import apply_style, figure_main, mark_colour
+from rollmux.plotstyle import apply_style, figure_main, legend_below, mark_colour
 
 import matplotlib.pyplot as plt  # isort: skip  (after rollmux.plotstyle set the backend)
 
@@ -78,8 +78,7 @@ def draw(table: pd.DataFrame, supremum: pd.DataFrame) -> plt.Figure:
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, frameon=False)
-    fig.tight_layout(rect=(0, 0.15, 1, 1))
+    legend_below(fig, handles, labels, ncol=4, fontsize=7)
     return fig
 
 

@@ -9,6 +9,7 @@ steady-state-only counterpart.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,14 +20,17 @@ from test_sim_invariants import _check_busy, _check_cost, _check_no_overlap, sma
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
 from rollmux.model import resolve
+from rollmux.model.group import handover_s
+from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import apply, empty_snapshot, get_policy
 from rollmux.placement.async_solo_d import check_staleness
 from rollmux.placement.rollmux_join import join_fits
-from rollmux.placement.timeslice import SliceMember, slice_member, slice_period_s, snapshot_s
+from rollmux.placement.timeslice import SliceMember, slice_member, slice_period_s
 from rollmux.sim import SimConfig, simulate_trace
 from rollmux.sim.records import PHASE_CODES
 
 HW = load_hardware()
+ROOT = Path(__file__).resolve().parents[1]
 TOL = 1e-6
 ROLLOUT, TRAIN = PHASE_CODES["rollout"], PHASE_CODES["train"]
 
@@ -44,13 +48,52 @@ def _job(k: int, rollout: float, train: float, **kw: object) -> RLJob:
 # --------------------------------------------------------------------------- timeslice
 
 
+def _member(rollout: float, train: float, warm: float, snap: float, solo: float,
+            slo: float = 2.0) -> SliceMember:
+    """A slice member with these worst-case phases, warm switch and hand-over snapshot."""
+    times = PhaseTimes(rollout_s=rollout, train_s=train, sync_s=0.0, sync_flat_s=0.0,
+                       warm_switch_s=warm, cold_switch_s=10 * warm, rollout_max_s=rollout,
+                       train_max_s=train)
+    return SliceMember(times=times, handover_s=snap, solo_s=solo, slo=slo)
+
+
 def test_slice_period_is_the_sum_of_every_phase_and_switch() -> None:
     """A slice serves every phase once per cycle: the max-plus period is their sum."""
-    a = SliceMember(100.0, 50.0, 2.0, 1.5, 160.0, 2.0)
-    b = SliceMember(30.0, 200.0, 3.0, 2.5, 240.0, 2.0)
+    a = _member(100.0, 50.0, 2.0, 1.5, 160.0)
+    b = _member(30.0, 200.0, 3.0, 2.5, 240.0)
     assert slice_period_s([a]) == pytest.approx(100 + 50 + 2 * 2.0)  # alone: veRL, no snapshot
     both = 100 + 50 + 30 + 200 + 2 * (2.0 + 1.5) + 2 * (3.0 + 2.5)
     assert slice_period_s([a, b]) == pytest.approx(both)
+
+
+def test_timeslice_pays_the_one_switch_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The slice's admission period and the replay's both follow the group model's switch.
+
+    Changing how a switch is paid (rollmux.model.group.steady_switch_s) changes the
+    slice's period as the admission computes it and as the analytic replay runs it, and
+    the two agree: no design keeps its own switch rule.
+    """
+    import rollmux.model.group as group_model
+
+    jobs = [_job(0, 200.0, 150.0, iterations=10, arrival_s=0.0),
+            _job(1, 100.0, 120.0, iterations=10, arrival_s=0.0)]
+
+    def periods() -> tuple[float, float]:
+        """The slice's period as admitted and as replayed (analytic, expected = worst)."""
+        r = simulate_trace(jobs, "timeslice", HW, 0, SimConfig(fidelity="analytic"))
+        assert r.jobs.group_id.nunique() == 1
+        members = [slice_member(j, resolve(j, HW).times, HW) for j in jobs]
+        return slice_period_s(members), float(r.jobs.running_s.max()) / 10
+
+    before_admitted, before_replayed = periods()
+    original = group_model.steady_switch_s
+    monkeypatch.setattr(group_model, "steady_switch_s",
+                        lambda times, **kw: 10.0 + original(times, **kw))
+    after_admitted, after_replayed = periods()
+    # Four phases per cycle, each paying 10 s more.
+    assert after_admitted == pytest.approx(before_admitted + 40.0)
+    assert after_replayed == pytest.approx(after_admitted, rel=1e-9)
+    assert before_replayed == pytest.approx(before_admitted, rel=1e-9)
 
 
 def test_timeslice_packs_only_within_every_slo() -> None:
@@ -97,7 +140,7 @@ def test_timeslice_invariants(jobs: list[RLJob], slo: float, stochastic: bool) -
         surely = ((mates.admitted_s < rec.start_s - TOL) & (mates.finish_s > rec.start_s + TOL))
         maybe = ((mates.admitted_s <= rec.start_s + TOL) & (mates.finish_s >= rec.start_s - TOL))
         overhead = rec.end_s - rec.start_s - rec.work_s
-        warm, snap = times.warm_switch_s, snapshot_s(times, HW)
+        warm, snap = times.warm_switch_s, handover_s(times, HW.perf.warm_switch_const_s)
         allowed = {times.cold_switch_s}  # the first phase on a node: a cold start
         if surely.any():
             allowed.add(warm + snap)
@@ -227,9 +270,14 @@ def test_slice_member_reads_the_phase_model() -> None:
     job = _job(0, 200.0, 150.0)
     m = slice_member(job, resolve(job, HW).times, HW)
     assert m.solo_s == pytest.approx(200 + 150 + 5)
-    assert m.restore_s == 2.0
-    assert m.snapshot_s == pytest.approx(max(0.0, 2.0 - HW.perf.warm_switch_const_s))
-    assert math.isfinite(m.rollout_s) and m.rollout_s > 0
+    assert m.times.warm_switch_s == 2.0
+    assert m.handover_s == pytest.approx(max(0.0, 2.0 - HW.perf.warm_switch_const_s))
+    assert m.times.train_s == 150.0
+    assert math.isfinite(m.times.rollout_s) and m.times.rollout_s > 0
+    # Alone: veRL's phases (warm switch each); shared: plus the hand-over's snapshot.
+    assert m.phases_s(False) == pytest.approx((m.times.rollout_s + 2.0, 152.0))
+    assert m.phases_s(True) == pytest.approx((m.times.rollout_s + 2.0 + m.handover_s,
+                                              152.0 + m.handover_s))
 
 
 # --------------------------------------------------------------------------- comparison
@@ -284,25 +332,139 @@ def test_crossover_ratio_solves_the_cost_equality() -> None:
     assert math.isinf(float(ratios.crossover_price_ratio.iloc[0]))
 
 
-def test_design_metrics_name_the_cheapest_design_meeting_every_slo() -> None:
-    """The metrics: cost over rollmux, realised attainment, crossover with the cheapest."""
-    from rollmux.experiments.designs import COMPARISON_COLUMNS, crossover_ratios, design_metrics
+def _rows(trace: str = "t-1", lengths: str = "", seeds: tuple[int, ...] = (0,),
+          **designs: tuple[float, float, int]) -> pd.DataFrame:
+    """Comparison rows: design -> (cost, SLO attainment, staleness) at every seed, the
+    cost scaled by 1 + seed / 100 so seeds differ."""
+    from rollmux.experiments.designs import COMPARISON_COLUMNS
 
     base = dict.fromkeys(COMPARISON_COLUMNS, 0.0)
+    out = []
+    for name, (cost, slo, staleness) in designs.items():
+        for seed in seeds:
+            h20 = 0.0 if name in ("verl", "timeslice") else 50.0
+            out.append({**base, "trace": trace, "lengths": lengths,
+                        "policy": name.replace("_", "-"), "seed": seed,
+                        "total_cost_usd": cost * (1 + seed / 100), "slo_attainment": slo,
+                        "slo_attainment_realised": slo, "staleness": staleness,
+                        "gpu_h_H20": h20, "gpu_h_H800": 100.0 if h20 == 0 else 60.0,
+                        "fidelity": "event"})
+    return pd.DataFrame(out)
 
-    def row(policy: str, cost: float, slo: float, staleness: int = 0, h20: float = 0.0,
-            h800: float = 100.0) -> dict[str, object]:
-        return {**base, "trace": "t-1", "lengths": "", "policy": policy,
-                "total_cost_usd": cost, "slo_attainment": slo,
-                "slo_attainment_realised": slo, "staleness": staleness, "gpu_h_H20": h20,
-                "gpu_h_H800": h800}
 
-    rows = pd.DataFrame([row("rollmux", 100.0, 0.9, h20=50.0, h800=60.0),
-                         row("rollmux-join", 104.0, 1.0), row("verl", 90.0, 0.95),
-                         row("solo-d", 130.0, 1.0), row("async-solo-d", 80.0, 1.0, 1)])
-    ratios = crossover_ratios(rows, "rollmux", "verl", 2.85)
-    m = design_metrics(rows, ratios, "src").set_index("metric")
+def test_design_metrics_name_the_cheapest_design_meeting_every_slo() -> None:
+    """The metrics: cost over rollmux, both attainments, the cheapest designs, crossover."""
+    from rollmux.experiments.designs import design_metrics
+
+    rows = _rows(rollmux=(100.0, 0.9, 0), rollmux_join=(104.0, 1.0, 0), verl=(90.0, 0.95, 0),
+                 solo_d=(130.0, 1.0, 0), async_solo_d=(80.0, 1.0, 1),
+                 optimal=(70.0, 1.0, 0))
+    m = design_metrics(rows, "src", 2.85).set_index("metric")
+    # The idealised optimum is reported, never "the cheapest design".
+    assert m.value["designs_optimal_cost_ratio_t_1"] == pytest.approx(0.7)
+    assert "optimal" not in m.note["designs_cheapest_cost_ratio_t_1"]
     assert m.value["designs_rollmux_join_cost_ratio_t_1"] == pytest.approx(1.04)
     assert m.value["designs_verl_slo_attainment_realised_t_1"] == pytest.approx(95.0)
-    note = m.note["designs_crossover_price_ratio_t_1"]
-    assert "every SLO: async-solo-d" in note and "on-policy: rollmux-join" in note
+    assert m.value["designs_rollmux_slo_attainment_t_1"] == pytest.approx(90.0)
+    assert "designs_rollmux_cost_ratio_t_1" not in m.index  # the baseline over itself
+    assert m.value["designs_cheapest_cost_ratio_t_1"] == pytest.approx(0.8)
+    assert m.note["designs_cheapest_cost_ratio_t_1"].startswith("async-solo-d on t-1")
+    assert m.value["designs_cheapest_on_policy_cost_ratio_t_1"] == pytest.approx(1.04)
+    assert m.note["designs_cheapest_on_policy_cost_ratio_t_1"].startswith("rollmux-join")
+    # 50 + p 60 = p 100 at p = 1.25
+    assert m.value["designs_crossover_price_ratio_t_1"] == pytest.approx(1.25)
+    # One seed: no interval.
+    assert (m.low == "").all() and (m.high == "").all()
+
+
+def test_design_metrics_carry_seed_intervals_and_a_design_missing_a_seed_fails_it() -> None:
+    """Over seeds: paired cost ratios with a 95 % interval; a design that missed an SLO at
+    one seed is not the cheapest meeting every SLO."""
+    from rollmux.experiments.designs import design_metrics
+
+    rows = _rows(seeds=(0, 1, 2), rollmux=(100.0, 1.0, 0), verl=(90.0, 1.0, 0),
+                 solo_d=(130.0, 1.0, 0))
+    rows.loc[(rows.policy == "solo-d"), "total_cost_usd"] *= [1.0, 1.1, 0.9]
+    rows.loc[(rows.policy == "verl") & (rows.seed == 2), "slo_attainment_realised"] = 0.99
+    m = design_metrics(rows, "src", 2.85).set_index("metric")
+    low, high = m.low["designs_solo_d_cost_ratio_t_1"], m.high["designs_solo_d_cost_ratio_t_1"]
+    assert low < m.value["designs_solo_d_cost_ratio_t_1"] < high
+    assert m.low["designs_verl_cost_ratio_t_1"] == pytest.approx(0.9)  # paired: no spread
+    assert m.note["designs_cheapest_cost_ratio_t_1"].startswith("rollmux on")
+    assert "3 seed(s)" in m.note["designs_cheapest_cost_ratio_t_1"]
+
+
+def test_every_designs_ledger_row_is_computed_for_the_shipped_config() -> None:
+    """The beyond ledger's D rows are exactly metrics the comparison computes for the
+    shipped config's traces and designs (and nothing the ledger lacks reaches the
+    report's metrics file)."""
+    import yaml
+
+    from rollmux.experiments.claims import load_beyond_ledger
+    from rollmux.experiments.designs import design_metrics, ledger_metrics
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["designs"]
+    designs = {p.replace("-", "_"): (100.0, 1.0, 0) for p in config["policies"]}
+    frames = [_rows(t, **designs) for t in config["traces"]]
+    frames += [_rows(t, "polytrace", **designs) for t in config["lengths_traces"]]
+    frames += [_rows(t, optimal=(99.0, 1.0, 0)) for t in config["optimal_traces"]]
+    frames += [_rows(t, **{p: (100.0, 1.0, 0) for p in ("solo_d", "verl", "rollmux",
+                                                       "rollmux_join")})
+               for t in config["balance_traces"]]
+    metrics = design_metrics(pd.concat(frames, ignore_index=True), "src", 2.85)
+    ledger = load_beyond_ledger()
+    kept, missing = ledger_metrics(metrics, ledger)
+    assert missing == []
+    ours = ledger[ledger.result_id.str.startswith("D")]
+    assert sorted(kept.metric) == sorted(ours.metric)
+    assert set(metrics.metric) >= set(ours.metric)
+    # The D rows follow the metrics contract's units.
+    units = dict(zip(ours.metric, ours.unit, strict=True))
+    assert all(units[r.metric] == r.unit for r in kept.itertuples())
+
+
+def test_the_beyond_section_reads_several_metrics_files(tmp_path) -> None:
+    """The claims report's beyond section joins every stage's metrics file; a D row's
+    note (the cheapest design's name) and interval are rendered."""
+    from rollmux.experiments.claims import ClaimsError, beyond_report, load_beyond_ledger
+
+    ledger = load_beyond_ledger()
+    rows = ledger.assign(value="1", low="", high="", source="t", note="stand-in")[
+        ["metric", "value", "low", "high", "unit", "source", "note"]]
+    designs = ledger.result_id.str.startswith("D")
+    key = "designs_cheapest_cost_ratio_production_default"
+    rows.loc[rows.metric == key, ["value", "low", "high", "note"]] = [
+        "0.86", "0.84", "0.88", "async-solo-d on production-default"]
+    rows[~designs].to_csv(tmp_path / "beyond.csv", index=False)
+    rows[designs].to_csv(tmp_path / "designs.csv", index=False)
+    table = beyond_report(ledger, [tmp_path / "beyond.csv", tmp_path / "designs.csv"],
+                          tmp_path, require_evidence=False)
+    assert len(table) == len(ledger)
+    rec = table[table.metric == key].iloc[0]
+    assert rec.value == 0.86 and rec.file.endswith("designs.csv")
+    assert (rec.low, rec.high, rec.note) == (0.84, 0.88, "async-solo-d on production-default")
+    with pytest.raises(ClaimsError, match="no value"):  # one file alone leaves rows out
+        beyond_report(ledger, [tmp_path / "beyond.csv"], tmp_path, require_evidence=False)
+
+
+def test_figures_draw_every_design_and_label_the_steady_state_optimum() -> None:
+    """The comparison figure draws one point per design and trace; the optimum, replayed at
+    steady-state progress, says so in the legend; the crossover figure draws every trace."""
+    from scriptmod import load_script
+
+    from rollmux.experiments.designs import crossover_ratios, crossover_table
+
+    rows = pd.concat([_rows("a", rollmux=(100.0, 0.9, 0), verl=(90.0, 1.0, 0),
+                            solo_d=(130.0, 1.0, 0), optimal=(95.0, 1.0, 0)),
+                      _rows("b", rollmux=(100.0, 1.0, 0), verl=(120.0, 1.0, 0),
+                            solo_d=(130.0, 1.0, 0))], ignore_index=True)
+    rows.loc[rows.policy == "optimal", "fidelity"] = "analytic"
+    rows["cost_per_work_usd"] = rows["total_cost_usd"] / 10.0
+    fig = load_script("fig_designs_cost_slo", "analysis").draw(rows)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "Optimal (steady state)" in labels and "a" in labels and "b" in labels
+    assert sum(len(c.get_offsets()) for c in fig.axes[0].collections) == 7
+    crossover = crossover_table(rows, [1.0, 2.85, 6.0], 1.85)
+    ratios = crossover_ratios(rows, "rollmux", "verl", 2.85)
+    fig = load_script("fig_designs_crossover", "analysis").draw(crossover, ratios)
+    assert fig.axes

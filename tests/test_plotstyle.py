@@ -164,6 +164,42 @@ def test_job_colours_colour_jobs_only(script: Path) -> None:
             raise AssertionError(f"line {node.lineno}: job_colour({node.args[0].value!r})")
 
 
+def _enclosing_loops(tree: ast.AST) -> dict[ast.AST, list[ast.AST]]:
+    """Each node -> the for-loops and comprehensions it lies in (outermost first)."""
+    out: dict[ast.AST, list[ast.AST]] = {}
+
+    def visit(node: ast.AST, loops: list[ast.AST]) -> None:
+        out[node] = loops
+        inner = [*loops, node] if isinstance(node, ast.For | ast.comprehension) else loops
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            for child in ast.iter_child_nodes(node):
+                out[child] = [*loops, *node.generators]
+
+    visit(tree, [])
+    return out
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_job_colours_colour_the_jobs_of_a_timeline(script: Path) -> None:
+    """``job_colour(i)`` is called with a job's index: its argument, or the loop it runs
+    in, names a job; other categories (group sizes, job types, families) use mark_colour."""
+    text = script.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    loops = _enclosing_loops(tree)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "job_colour"):
+            continue
+        sources = [ast.get_source_segment(text, node.args[0]) or ""]
+        for loop in loops.get(node, []):
+            target, over = (loop.target, loop.iter)
+            sources += [ast.get_source_segment(text, target) or "",
+                        ast.get_source_segment(text, over) or ""]
+        assert any("job" in s for s in sources), (
+            f"line {node.lineno}: job_colour({sources[0]}) colours no job: use mark_colour")
+
+
 def _replay_frames(policies: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A tiny replay table and time series of ``policies`` (one seed)."""
     table = pd.DataFrame({

@@ -261,12 +261,20 @@ def _write_metrics(workdir: Path) -> None:
     # the what-it-would-take table is also an input the claims rule parses: its header only
     (workdir / "results/microbench/what_it_would_take.csv").write_text(
         "claim_id,quantity,unit,ours,needed,note\n")
-    # the results beyond the paper (rule beyond_repeat's two outputs), values of 1
+    from rollmux.experiments.near_edge import NEAR_EDGE_COLUMNS
+
+    (workdir / "results/evidence/what_it_would_take.csv").write_text(
+        ",".join(NEAR_EDGE_COLUMNS) + "\n")
+    # the results beyond the paper (rules beyond_repeat and designs_comparison: their
+    # metrics files, BEYOND_METRICS), values of 1; the D rows are the designs'
     beyond = pd.read_csv(workdir / "src/rollmux/data/beyond.csv", dtype=str,
                          keep_default_na=False, comment="#")
-    beyond.assign(value="1", low="", high="", source="test", note="stand-in")[
+    stand_in = beyond.assign(value="1", low="", high="", source="test", note="stand-in")[
         ["metric", "value", "low", "high", "unit", "source", "note"]
-    ].to_csv(folder / "beyond.csv", index=False)
+    ]
+    designs = beyond["result_id"].str.startswith("D")
+    stand_in[~designs].to_csv(folder / "beyond.csv", index=False)
+    stand_in[designs].to_csv(folder / "designs.csv", index=False)
     for evidence in sorted(set(beyond["evidence"])):
         (workdir / evidence).parent.mkdir(parents=True, exist_ok=True)
         (workdir / evidence).write_text("stand-in\n")

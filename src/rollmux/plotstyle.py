@@ -21,6 +21,7 @@ and bounds, drawn dashed or dotted (Optimal and Regroup are the only policies in
 from __future__ import annotations
 
 import argparse
+import textwrap
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,9 @@ import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
+from matplotlib.legend import Legend
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 from matplotlib.typing import RcKeyType
 
 from rollmux.io import atomic_write
@@ -289,6 +292,47 @@ def draw_gantt(
                   [node_label(r) for r in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)
     return list(rows)
+
+
+def legend_below(
+    fig: Figure,
+    handles: Sequence[Any],
+    labels: Sequence[str] | None = None,
+    *,
+    top: float = 1.0,
+    **kwargs: Any,
+) -> Legend:
+    """A frameless figure legend centred at the canvas's bottom, and the layout above it.
+
+    The legend gets as many columns as fit the canvas's width (at most one per entry, or
+    ``ncols``), sits inside the canvas, and :meth:`Figure.tight_layout` lays the axes out
+    in the rest (up to ``top``, a fraction of the height). Extra keywords go to
+    :meth:`Figure.legend`.
+    """
+    ncols = int(kwargs.pop("ncols", kwargs.pop("ncol", len(handles))))
+    if labels is not None:
+        kwargs["labels"] = labels
+    while True:
+        legend = fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0),
+                            ncols=ncols, frameon=False, **kwargs)
+        box = legend.get_window_extent()
+        if box.width <= fig.bbox.width or ncols == 1:
+            break
+        legend.remove()
+        ncols -= 1
+    fig.tight_layout(rect=(0.0, box.height / fig.bbox.height + 0.01, 1.0, top))
+    return legend
+
+
+def wrapped_title(ax: Axes, title: str, **kwargs: Any) -> Text:
+    """Set a left-aligned axes title, broken into lines at spaces to fit the axes' width."""
+    text = ax.set_title(title, loc="left", **kwargs)
+    width = ax.get_window_extent().width
+    drawn = text.get_window_extent().width
+    if drawn > width:
+        per_line = max(10, int(len(title) * width / drawn) - 1)
+        text.set_text("\n".join(textwrap.wrap(title, per_line, break_long_words=False)))
+    return text
 
 
 def legend_handles(job_labels: Sequence[str], tail: bool = False) -> list[Patch]:

@@ -14,6 +14,7 @@
 BEYOND = config["sim"].get("beyond", {})
 BEYOND_POLICIES = list(BEYOND.get("repeat_policies", ["rollmux", "rollmux-repeat"]))
 BEYOND_MEASURE = bool(BEYOND.get("measure_latency", False))
+BEYOND_METRICS.append("results/metrics/beyond.csv")
 
 
 rule beyond_repeat:

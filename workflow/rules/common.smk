@@ -71,6 +71,9 @@ SEEDS = [int(s) for s in (config.get("seeds") or [config["seed"]])]
 
 # Every rule file appends the files `rule all` builds to this list.
 TARGETS = []
+# Every rule file writing results beyond the paper (the beyond ledger's rows,
+# src/rollmux/data/beyond.csv) appends its metrics file here; the claims report reads them.
+BEYOND_METRICS = []
 
 # Categories of the HTML report (`snakemake --report`), in the paper's order: the report
 # sorts categories by name (hence the numbers) and the figures inside one by file name.

@@ -6,7 +6,11 @@
 #   results/designs/crossover.csv            each replay re-priced over the price ratios
 #   results/designs/crossover_ratios.csv     per trace: the price ratio above which two
 #                                            fixed pools (rollmux) beat one shared pool
-#   results/metrics/designs.csv              the values, in the metrics contract
+#   results/designs/metrics.csv              every number of the comparison (per trace and
+#                                            design), in the metrics contract
+#   results/metrics/designs.csv              those the beyond ledger names (its D rows,
+#                                            src/rollmux/data/beyond.csv): the claims
+#                                            report's "Results beyond the paper"
 #   figures/designs_cost_slo.{png,pdf}       cost against realised SLO attainment
 #   figures/designs_crossover.{png,pdf}      two pools over one pool against the price ratio
 # Replays go through the sweeps' replay rule sim_replay (simulate.smk).
@@ -18,6 +22,12 @@ DESIGN_TRACES = list(DESIGNS.get("traces", ["production-default", "simulation-mi
 DESIGN_POLICIES = list(DESIGNS.get("policies", ["solo-d", "verl", "rollmux", "rollmux-join",
                                                 "timeslice", "async-solo-d"]))
 DESIGN_LENGTH_TRACES = list(DESIGNS.get("lengths_traces", ["production-default"]))
+# Seeds of the designs' replays (null: the top-level seeds).
+DESIGN_SEEDS = [int(s) for s in (DESIGNS.get("seeds") or SEEDS)]
+# The optimum (`optimal`, re-solved at every arrival, free regrouping) where it runs in
+# budget, replayed at steady-state progress as the sensitivity sweeps' reference is.
+DESIGN_OPTIMAL_TRACES = list(DESIGNS.get("optimal_traces", [
+    "production-default", "simulation-mixed", "alibaba-adapted"]))
 DESIGN_ALIBABA = DESIGNS.get("alibaba_path",
                              "../shared/traces/alibaba_openb_pod_list_default.csv")
 if "alibaba-adapted" in DESIGN_TRACES and not Path(DESIGN_ALIBABA).is_file():
@@ -25,23 +35,33 @@ if "alibaba-adapted" in DESIGN_TRACES and not Path(DESIGN_ALIBABA).is_file():
           "the designs are not replayed on the Alibaba arrivals", file=sys.stderr)
     DESIGN_TRACES.remove("alibaba-adapted")
 # The balance axis of the crossover: the simulation profiles (balanced, rollout-heavy,
-# train-heavy), replayed with the two-pool, one-pool and Solo-D designs only.
+# train-heavy), replayed with the two-pool, one-pool and Solo-D designs and rollmux-join
+# (its guarantee checked on every shipped trace).
 DESIGN_BALANCE_TRACES = list(DESIGNS.get("balance_traces", [
     "simulation-balanced", "simulation-rollout-heavy", "simulation-train-heavy"]))
 DESIGN_BALANCE_RUNS = [
-    RunKey(trace=trace, slo="trace", maxgroup=5, policy=policy, seed=config["seed"])
+    RunKey(trace=trace, slo="trace", maxgroup=5, policy=policy, seed=seed)
     for trace in DESIGN_BALANCE_TRACES
-    for policy in ("solo-d", "verl", "rollmux")
+    for policy in ("solo-d", "verl", "rollmux", "rollmux-join")
+    for seed in DESIGN_SEEDS
 ]
 DESIGN_RUNS = [
-    RunKey(trace=trace, slo="trace", maxgroup=5, policy=policy, seed=config["seed"],
-           lengths=lengths)
+    RunKey(trace=trace, slo="trace", maxgroup=5, policy=policy, seed=seed, lengths=lengths)
     for trace in DESIGN_TRACES
     for lengths in ("", LENGTHS_PATH if LENGTHS_PATH and trace in DESIGN_LENGTH_TRACES
                     else None)
     if lengths is not None
     for policy in DESIGN_POLICIES
+    for seed in DESIGN_SEEDS
+] + [
+    RunKey(trace=trace, slo="trace", maxgroup=5, policy="optimal", seed=seed,
+           fidelity="analytic")
+    for trace in DESIGN_OPTIMAL_TRACES
+    if trace in DESIGN_TRACES
+    for seed in DESIGN_SEEDS
 ]
+# The results beyond the paper the claims report reads (claims.smk): the D rows.
+BEYOND_METRICS.append("results/metrics/designs.csv")
 
 
 rule designs_alibaba_trace:
@@ -67,10 +87,12 @@ rule designs_comparison:
         jobs=run_files(DESIGN_RUNS + DESIGN_BALANCE_RUNS, "jobs.csv"),
         events=run_files(DESIGN_RUNS + DESIGN_BALANCE_RUNS, "events.csv"),
         timeseries=run_files(DESIGN_RUNS + DESIGN_BALANCE_RUNS, "timeseries.csv"),
+        beyond_ledger="src/rollmux/data/beyond.csv",
     output:
         table="results/designs/comparison.csv",
         crossover="results/designs/crossover.csv",
         ratios="results/designs/crossover_ratios.csv",
+        all_metrics="results/designs/metrics.csv",
         metrics="results/metrics/designs.csv",
     params:
         traces=[k.trace for k in DESIGN_RUNS + DESIGN_BALANCE_RUNS],

@@ -18,7 +18,7 @@ try:
         calibration=snakemake.input.calibration,
         footnotes=snakemake.input.footnotes,
         require_evidence=snakemake.params.require_evidence,
-        beyond_metrics_paths=[snakemake.input.beyond_metrics],
+        beyond_metrics_paths=list(snakemake.input.beyond_metrics),
         beyond_ledger=snakemake.input.beyond_ledger,
         what_it_would_take_paths=list(snakemake.input.what_it_would_take),
         out_html=snakemake.output.html,

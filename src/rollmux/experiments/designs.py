@@ -32,6 +32,7 @@ import pandas as pd
 __all__ = [
     "COMPARISON_COLUMNS",
     "CROSSOVER_COLUMNS",
+    "IDEALISED",
     "RATIO_COLUMNS",
     "cheapest_meeting_every_slo",
     "crossover_ratios",
@@ -39,6 +40,8 @@ __all__ = [
     "design_metrics",
     "design_row",
     "gpu_hours",
+    "ledger_metrics",
+    "trace_label",
 ]
 
 #: One replay of one design on one trace.
@@ -46,7 +49,7 @@ COMPARISON_COLUMNS: tuple[str, ...] = (
     "trace", "lengths", "policy", "seed", "jobs", "jobs_completed", "total_cost_usd",
     "work_solo_job_h", "cost_per_work_usd", "slo_attainment", "slo_attainment_realised",
     "peak_gpus_H20", "peak_gpus_H800", "gpu_h_H20", "gpu_h_H800", "busy_rollout_gpu_h",
-    "busy_train_gpu_h", "staleness",
+    "busy_train_gpu_h", "staleness", "fidelity",
 )
 #: A replay re-priced at one price ratio.
 CROSSOVER_COLUMNS: tuple[str, ...] = (
@@ -122,6 +125,7 @@ def design_row(folder: str | Path, trace: str, lengths: str = "",
         "busy_rollout_gpu_h": float(jobs["busy_rollout_gpu_s"].sum()) / SECONDS_PER_HOUR,
         "busy_train_gpu_h": float(jobs["busy_train_gpu_s"].sum()) / SECONDS_PER_HOUR,
         "staleness": _staleness(events),
+        "fidelity": str(config.get("fidelity", "event")),
     }
 
 
@@ -173,30 +177,38 @@ def crossover_ratios(rows: pd.DataFrame, two_pools: str, one_pool: str, paper_ra
     return pd.DataFrame(out, columns=list(RATIO_COLUMNS))
 
 
+def _meets_every_slo(part: pd.DataFrame) -> bool:
+    """Whether every replay of ``part`` met every job's SLO under both readings."""
+    return bool(len(part)) and bool(((part.slo_attainment >= 1.0 - 1e-12)
+                                     & (part.slo_attainment_realised >= 1.0 - 1e-12)).all())
+
+
+#: Idealised references, not designs a fleet can run: never "the cheapest design". The
+#: optimum re-solves the partition at every arrival and regroups for free (paper sec. 6.5).
+IDEALISED: tuple[str, ...] = ("optimal",)
+
+
+def _candidates(rows: pd.DataFrame, on_policy: bool) -> pd.DataFrame:
+    """The replays of runnable designs (not :data:`IDEALISED`), on-policy ones only if asked."""
+    rows = rows[~rows["policy"].isin(IDEALISED)]
+    return rows[rows["staleness"] == 0] if on_policy else rows
+
+
 def cheapest_meeting_every_slo(rows: pd.DataFrame, on_policy: bool = False
                                ) -> dict[tuple[str, str], str]:
     """Per (trace, lengths): the cheapest design whose every job met its SLO, both readings.
 
-    ``on_policy``: only designs that recorded no staleness (synchronous RL). An empty name
-    when no design did.
+    Cheapest by the mean cost over seeds; a design qualifies when it met every SLO at
+    every seed; the idealised optimum (:data:`IDEALISED`) never does. ``on_policy``: only
+    designs that recorded no staleness (synchronous RL). An empty name when no design did.
     """
     out: dict[tuple[str, str], str] = {}
-    if on_policy:
-        rows = rows[rows["staleness"] == 0]
-    means = rows.groupby(["trace", "lengths", "policy"], sort=True).mean(numeric_only=True)
-    for (trace, lengths), part in means.groupby(level=["trace", "lengths"]):
-        ok = part[(part.slo_attainment >= 1.0 - 1e-12)
-                  & (part.slo_attainment_realised >= 1.0 - 1e-12)]
-        out[(str(trace), str(lengths))] = (
-            str(ok.total_cost_usd.idxmin()[2]) if len(ok) else "")
+    rows = _candidates(rows, on_policy)
+    for (trace, lengths), part in rows.groupby(["trace", "lengths"], sort=True):
+        ok = {str(policy): float(runs.total_cost_usd.mean())
+              for policy, runs in part.groupby("policy", sort=True) if _meets_every_slo(runs)}
+        out[(str(trace), str(lengths))] = min(ok, key=lambda p: (ok[p], p)) if ok else ""
     return out
-
-
-def _named(found: dict[tuple[str, str], str], key: tuple[str, str]) -> str:
-    """A cheapest design's name for a note: ``none`` if none met every SLO."""
-    if key not in found:
-        return "not compared on this trace"
-    return found[key] or "none"
 
 
 def _label(name: str) -> str:
@@ -204,42 +216,110 @@ def _label(name: str) -> str:
     return name.replace("-", "_").replace(".", "_")
 
 
-def design_metrics(rows: pd.DataFrame, ratios: pd.DataFrame, source: str,
-                   baseline: str = "rollmux") -> pd.DataFrame:
+def trace_label(trace: str, lengths: str = "") -> str:
+    """A trace (and the real lengths it was replayed with) as a metric-name part."""
+    return _label(f"{trace}_{lengths}" if lengths else trace)
+
+
+def _metric(metric: str, values: Sequence[float], unit: str, source: str,
+            note: str) -> dict[str, object]:
+    """One metrics row: the mean of per-seed ``values``, its 95 % interval from two seeds."""
+    from rollmux.experiments.intervals import t_interval
+
+    ci = t_interval(values)
+    spread = ci.n > 1
+    return {"metric": metric, "value": ci.mean, "low": ci.low if spread else "",
+            "high": ci.high if spread else "", "unit": unit, "source": source,
+            "note": f"{note}; {ci.n} seed(s)"}
+
+
+def _paired_ratio(candidate: pd.DataFrame, baseline: pd.DataFrame) -> list[float]:
+    """Per-seed cost of ``candidate`` over ``baseline``'s (frames indexed by seed), paired."""
+    seeds = candidate.index.intersection(baseline.index)
+    return [float(x) for x in
+            candidate.total_cost_usd.loc[seeds] / baseline.total_cost_usd.loc[seeds]]
+
+
+def design_metrics(rows: pd.DataFrame, source: str, paper_ratio: float,
+                   baseline: str = "rollmux", two_pools: str = "rollmux",
+                   one_pool: str = "verl") -> pd.DataFrame:
     """The comparison's numbers in the metrics contract (:data:`METRIC_COLUMNS`).
 
-    Per trace (synthetic lengths) and design: its cost of completing the trace over
-    ``baseline``'s (``x``), its realised SLO attainment (``%``) and its staleness; per trace
-    the crossover price ratio (``x``), noting the cheapest design that met every SLO.
+    ``rows``: :data:`COMPARISON_COLUMNS`, one per replay (every seed). Per trace (and
+    lengths, ``designs_<quantity>_<trace>[_<lengths>]``), each the mean over seeds with a
+    95 % Student-t interval from two seeds on (replays paired by seed):
+
+    * per design, its cost of completing the trace over ``baseline``'s
+      (``designs_<design>_cost_ratio_<trace>``, ``x``) and its SLO attainment under the
+      realised and the paper-reference readings (``..._slo_attainment_realised_...``,
+      ``..._slo_attainment_...``, ``%``);
+    * the cheapest design (mean cost) that met every SLO under both readings at every
+      seed, over all runnable designs (not the idealised optimum) and over the on-policy
+      ones (``designs_cheapest_cost_ratio``,
+      ``designs_cheapest_on_policy_cost_ratio``: its cost over ``baseline``'s; the note
+      names it); left out when no design met every SLO;
+    * the price ratio above which ``two_pools`` costs less than ``one_pool``
+      (``designs_crossover_price_ratio``, :func:`crossover_ratios` per seed); left out
+      when two pools never win (infinite).
     """
     from rollmux.experiments.metrics import METRIC_COLUMNS
 
-    means = rows.groupby(["trace", "lengths", "policy"], sort=True).mean(numeric_only=True)
+    out: list[dict[str, object]] = []
     cheapest = cheapest_meeting_every_slo(rows)
     on_policy = cheapest_meeting_every_slo(rows, on_policy=True)
-    out = []
-    for (trace, lengths, policy), rec in means.iterrows():
-        if lengths:
-            continue
-        base = means.loc[(trace, lengths, baseline)] if (trace, lengths, baseline) in \
-            means.index else None
-        name = f"designs_{_label(policy)}"
-        note = f"{policy} on {trace}"
+    for (trace, lengths), part in rows.groupby(["trace", "lengths"], sort=True):
+        label = trace_label(str(trace), str(lengths))
+        where = f"{trace}" + (f" with {lengths} lengths" if lengths else "")
+        per = {str(p): runs.groupby("seed", sort=True).mean(numeric_only=True)
+               for p, runs in part.groupby("policy", sort=True)}
+        base = per.get(baseline)
+
+        for policy, runs in per.items():
+            name = f"designs_{_label(policy)}"
+            note = f"{policy} on {where}"
+            if base is not None and policy != baseline:
+                out.append(_metric(f"{name}_cost_ratio_{label}", _paired_ratio(runs, base),
+                                   "x", source, f"{note}, over {baseline}"))
+            out.append(_metric(f"{name}_slo_attainment_realised_{label}",
+                               list(100.0 * runs.slo_attainment_realised), "%", source,
+                               f"{note}, realised reading"))
+            out.append(_metric(f"{name}_slo_attainment_{label}",
+                               list(100.0 * runs.slo_attainment), "%", source,
+                               f"{note}, paper-reference reading"))
         if base is not None:
-            out.append({"metric": f"{name}_cost_ratio_{_label(trace)}",
-                        "value": float(rec.total_cost_usd / base.total_cost_usd), "low": "",
-                        "high": "", "unit": "x", "source": source,
-                        "note": f"{note}, over {baseline}"})
-        out.append({"metric": f"{name}_slo_attainment_realised_{_label(trace)}",
-                    "value": 100.0 * float(rec.slo_attainment_realised), "low": "",
-                    "high": "", "unit": "%", "source": source, "note": note})
-    for rec in ratios.itertuples(index=False):
-        if rec.lengths:
-            continue
-        out.append({"metric": f"designs_crossover_price_ratio_{_label(rec.trace)}",
-                    "value": float(rec.crossover_price_ratio), "low": "", "high": "",
-                    "unit": "x", "source": source,
-                    "note": f"{rec.two_pools} over {rec.one_pool}; cheapest design meeting "
-                            f"every SLO: {_named(cheapest, (rec.trace, rec.lengths))}, "
-                            f"on-policy: {_named(on_policy, (rec.trace, rec.lengths))}"})
+            for metric, found in (("designs_cheapest_cost_ratio", cheapest),
+                                  ("designs_cheapest_on_policy_cost_ratio", on_policy)):
+                design = found.get((str(trace), str(lengths)), "")
+                if design:
+                    qualified = sorted(
+                        str(p) for p, r in _candidates(part, found is on_policy).groupby(
+                            "policy") if _meets_every_slo(r))
+                    out.append(_metric(f"{metric}_{label}", _paired_ratio(per[design], base),
+                                       "x", source, f"{design} on {where}, over {baseline}; "
+                                       f"meeting every SLO: {', '.join(qualified)}"))
+        if two_pools in per and one_pool in per:
+            crossings = [float(crossover_ratios(part[part.seed == seed], two_pools, one_pool,
+                                                paper_ratio).crossover_price_ratio.iloc[0])
+                         for seed in sorted(set(per[two_pools].index)
+                                            & set(per[one_pool].index))]
+            if crossings and all(math.isfinite(c) for c in crossings):
+                out.append(_metric(f"designs_crossover_price_ratio_{label}", crossings, "x",
+                                   source, f"{two_pools} (two pools) over {one_pool} (one "
+                                           f"pool) on {where}; paper's ratio "
+                                           f"{paper_ratio:.3g}"))
     return pd.DataFrame(out, columns=list(METRIC_COLUMNS))
+
+
+def ledger_metrics(metrics: pd.DataFrame, ledger: pd.DataFrame, prefix: str = "designs_"
+                   ) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of ``metrics`` the beyond ``ledger`` names, and its ``prefix`` metrics
+    that are not among them (the claims report fails on those, naming the row).
+
+    The comparison computes a number per trace and design for whatever the config
+    replays; the ledger names those the report states, so the metrics file it reads
+    holds only ledger metrics (:func:`rollmux.experiments.claims.read_metrics`).
+    """
+    named = set(ledger["metric"])
+    ours = sorted(m for m in named if m.startswith(prefix))
+    kept = metrics[metrics["metric"].isin(named)]
+    return kept.reset_index(drop=True), sorted(set(ours) - set(kept["metric"]))

@@ -35,7 +35,7 @@ from rollmux.schedule import meta_iteration_time
 from rollmux.schedule.graph import order_events, repeated_layout
 from rollmux.schedule.maxplus import period_of_event_graph
 
-__all__ = ["cycle", "member_phases_s", "round_robin_period_s", "steady_switch_s"]
+__all__ = ["cycle", "handover_s", "member_phases_s", "round_robin_period_s", "steady_switch_s"]
 
 N = TypeVar("N", bound=Hashable)
 
@@ -47,6 +47,16 @@ def steady_switch_s(times: PhaseTimes, *, shared: bool, colocated: bool = False)
     """
     return switch_s(switch_paid(False, colocated, shared), times.warm_switch_s,
                     times.cold_switch_s)
+
+
+def handover_s(times: PhaseTimes, wake_up_s: float) -> float:
+    """What a co-located phase of a time slice pays on top of its switch at a hand-over.
+
+    Its state is snapshotted back to host DRAM at its end: the same copy as the warm
+    switch's restore, the other way, without the wake-up constant ``wake_up_s``
+    (``perf.warm_switch_const_s``). :func:`member_phases_s` adds it to each phase.
+    """
+    return max(0.0, times.warm_switch_s - wake_up_s)
 
 
 def member_phases_s(times: PhaseTimes, sync_s: float, *, rollout_shared: bool,

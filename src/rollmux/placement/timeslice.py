@@ -3,9 +3,11 @@
 A *slice* is a set of whole training-GPU nodes (H800 by default) that every job of the
 slice holds: each job's rollout and training run on those GPUs (co-located, as veRL),
 one phase at a time per GPU, and the GPUs are handed over at phase boundaries, first
-come first served (llm-d's cooperative acquire/yield). A hand-over pays the restore of
-the incoming phase's state (the warm switch of the phase model) and the snapshot of the
-outgoing one (the same state over the same PCIe link, without the wake-up constant).
+come first served (llm-d's cooperative acquire/yield). What a phase pays is the one
+switch model of every design (:func:`rollmux.model.group.member_phases_s`): a co-located
+phase's warm switch (its state restored from host DRAM), and, when the slice holds
+another job, the hand-over's snapshot of its state back to host DRAM
+(:func:`rollmux.model.group.handover_s`).
 
 Admission packs an arriving job into an existing slice only when every member's SLO
 holds at the slice's exact steady-state period (worst-case phase times, max-plus, the
@@ -20,6 +22,7 @@ from dataclasses import dataclass, replace
 from rollmux.closedform import JobPhases, colocated_rollout_s, pools_from_hardware
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.model.group import handover_s, member_phases_s
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement.base import (
     Placement,
@@ -42,35 +45,39 @@ _SLO_TOL = 1e-9
 
 @dataclass(frozen=True, slots=True)
 class SliceMember:
-    """A job as a slice plans with it: worst-case phases on the slice's GPUs (seconds).
+    """A job as a slice plans with it (seconds).
 
-    ``rollout_s``: its rollout on its training GPUs; ``train_s``: its training;
-    ``restore_s``: the warm switch (state in from host DRAM); ``snapshot_s``: the state
-    out to host DRAM; ``solo_s``: its synchronous Solo-D time, the SLO's reference.
+    ``times``: its worst-case phases on the slice's GPUs (``rollout_s``: its rollout
+    co-located on its training GPUs; ``train_s``: its training; expected = worst case);
+    ``handover_s``: the snapshot a phase pays at a hand-over
+    (:func:`rollmux.model.group.handover_s`); ``solo_s``: its synchronous Solo-D time,
+    the SLO's reference.
     """
 
-    rollout_s: float
-    train_s: float
-    restore_s: float
-    snapshot_s: float
+    times: PhaseTimes
+    handover_s: float
     solo_s: float
     slo: float
 
+    def phases_s(self, shared: bool) -> tuple[float, float]:
+        """Its (rollout, training) node occupancy in a slice, ``shared`` with another job.
 
-def snapshot_s(times: PhaseTimes, hw: Hardware) -> float:
-    """Seconds to snapshot a phase's state to host DRAM: the warm switch minus its wake-up."""
-    return max(0.0, times.warm_switch_s - hw.perf.warm_switch_const_s)
+        :func:`rollmux.model.group.member_phases_s` of a co-located job: the switch model
+        every design and simulator pays phases by.
+        """
+        return member_phases_s(self.times, 0.0, rollout_shared=shared, train_shared=shared,
+                               colocated=True, handover_s=self.handover_s)
 
 
 def slice_member(job: RLJob, times: PhaseTimes, hw: Hardware) -> SliceMember:
     """``job`` as a slice member (worst-case phases, the admission's conservative view)."""
     phases = JobPhases(times, job.rollout_gpus, job.train_gpus).worst_case()
     pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
+    rollout = colocated_rollout_s(phases, pools)
     return SliceMember(
-        rollout_s=colocated_rollout_s(phases, pools),
-        train_s=phases.train_s,
-        restore_s=times.warm_switch_s,
-        snapshot_s=snapshot_s(times, hw),
+        times=replace(times, rollout_s=rollout, rollout_max_s=rollout,
+                      train_s=phases.train_s, train_max_s=phases.train_s),
+        handover_s=handover_s(times, hw.perf.warm_switch_const_s),
         solo_s=times.rollout_max_s + times.train_max_s + times.sync_s,
         slo=job.slo,
     )
@@ -81,16 +88,17 @@ def slice_period_s(members: list[SliceMember]) -> float:
 
     One node sequence serves every rollout, then every training, once per cycle (the
     order first-come-first-served settles into when every member waits while another
-    runs); each phase pays its restore, and with two or more members its snapshot.
-    Computed with the max-plus period of the event graph, as RollMux's groups are.
+    runs); each phase holds the nodes for :meth:`SliceMember.phases_s` (its switch, and
+    with two or more members its hand-over). Computed with the max-plus period of the
+    event graph, as RollMux's groups are.
     """
     if not members:
         raise ValueError("a slice holds at least one job")
     shared = len(members) > 1
-    rollout = [m.rollout_s + m.restore_s + (m.snapshot_s if shared else 0.0) for m in members]
-    train = [m.train_s + m.restore_s + (m.snapshot_s if shared else 0.0) for m in members]
+    phases = [m.phases_s(shared) for m in members]
     n = len(members)
-    offsets, durations, chains = repeated_layout(rollout, train, [1] * n)
+    offsets, durations, chains = repeated_layout([r for r, _ in phases],
+                                                 [t for _, t in phases], [1] * n)
     sequence = order_events(offsets, range(n), False) + order_events(offsets, range(n), True)
     return period_of_event_graph(durations, chains, [0.0] * n, [sequence])
 

@@ -30,10 +30,12 @@ from typing import Any
 import pandas as pd
 
 from rollmux.closedform import pools_from_hardware, verl
+from rollmux.errors import echo
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.memo import Memo
 from rollmux.model import resolve
+from rollmux.model.group import handover_s
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import (
     ClusterSnapshot,
@@ -55,6 +57,7 @@ from rollmux.placement.timeslice import slice_member, slice_period_s
 from rollmux.sim.analytic import AnalyticModel, JobRuntime, colocation_ratio, gpus_per_node
 from rollmux.sim.drift import (
     NO_DRIFT,
+    DriftRangeError,
     DriftReach,
     DriftSetting,
     DriftTemplate,
@@ -179,6 +182,7 @@ def check_modes(fidelity: str, sync: str, drift: str, **flags: bool) -> None:
             raise ValueError(f"{name} must be a bool, got {value!r}")
     if not isinstance(drift, str) or not drift:
         raise ValueError(f"drift must be a non-empty string, got {drift!r}")
+    drift_templates(drift, (), 0)  # an unknown name or an overlong strength: now, not mid-run
 
 
 def _as_failure(value: Any) -> Failure:
@@ -216,9 +220,11 @@ def drift_templates(setting: str, job_ids: Sequence[str], seed: int
         return assign_templates(list(job_ids), names[setting.lower()], seed)
     try:
         template = parse_template(setting)
+    except DriftRangeError as exc:
+        raise ValueError(f"drift {echo(setting)}: {exc}") from None
     except ValueError:
         valid = ", ".join(["none", *(s.value for s in DriftSetting), "increasing-1.0", "..."])
-        raise ValueError(f"drift {setting!r}: unknown setting (valid: {valid})") from None
+        raise ValueError(f"drift {echo(setting)}: unknown setting (valid: {valid})") from None
     return dict.fromkeys(job_ids, template)
 
 
@@ -552,7 +558,7 @@ class _Driver:
                                                 len(tnodes if colocated else rnodes), gpn),
             train_gpus_per_node=gpus_per_node(t_gpus, len(tnodes), gpn),
             staleness=placed.staleness,
-            handover_s=max(0.0, times.warm_switch_s - self.hw.perf.warm_switch_const_s)
+            handover_s=handover_s(times, self.hw.perf.warm_switch_const_s)
             if group.kind is GroupKind.TIMESLICE else 0.0,
         )
 
