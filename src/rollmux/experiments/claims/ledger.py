@@ -62,7 +62,7 @@ ROLES: tuple[str, ...] = ("benefit", "baseline", "input", "hardware", "runtime",
 RESIDUAL_COLUMNS: tuple[str, ...] = ("target", "unit", "paper", "fitted", "residual", "note")
 #: Kinds of claim and the units a ledger row may use.
 KINDS: tuple[str, ...] = ("ratio", "value", "range", "lower_bound", "upper_bound", "property")
-UNITS: tuple[str, ...] = ("x", "%", "USD/h", "s", "ms", "GPUs", "kUSD/h", "bool")
+UNITS: tuple[str, ...] = ("x", "%", "USD/h", "s", "ms", "GPUs", "kUSD/h", "bool", "count")
 
 
 #: Columns of the ledger of results beyond the paper (``rollmux/data/beyond.csv``).
