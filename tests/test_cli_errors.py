@@ -126,13 +126,16 @@ def test_readme_theorem1_line_parses_and_runs(tmp_path: Path, monkeypatch: pytes
 def test_theorem1_alone_prints_and_writes_nothing(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    """Without --out, `rollmux theorem1` prints the CSV on stdout and writes no file
-    (no more results/ in the current folder)."""
+    """Without --out, `rollmux theorem1` prints the summary on stdout (a table, or CSV with
+    --format csv) and writes no file (no more results/ in the current folder)."""
     monkeypatch.chdir(tmp_path)
     assert cli.build_parser().parse_args(["theorem1"]).out is None
-    code, out, _ = run(["theorem1", "--instances", "1"], capsys)
+    code, out, _ = run(["theorem1", "--instances", "1", "--format", "csv"], capsys)
     assert code == 0
     assert out.splitlines()[0].startswith("family,objective,")
+    code, out, _ = run(["theorem1", "--instances", "1"], capsys)
+    assert code == 0
+    assert out.split()[:2] == ["family", "objective"] and max(map(len, out.splitlines())) <= 100
     assert files_under(tmp_path) == set()
 
 
