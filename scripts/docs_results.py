@@ -98,11 +98,11 @@ def render_gap(root: Path = ROOT) -> str:
     paper_row += [_num(paper["slo_attainment_realised_rollmux"]), "-"]
     lines.append("| " + " | ".join(paper_row) + " |")
     def cell(part: pd.DataFrame, metric: str) -> str:
-        """The mean over seeds, with its min-max when there are several."""
+        """The mean over seeds, with its 95% interval when there are several."""
         text = _num(part.at[metric, "ours"])
         if "seeds" in part.columns and int(part.at[metric, "seeds"]) > 1:
-            text += (f" ({_num(part.at[metric, 'ours_low'])}-"
-                     f"{_num(part.at[metric, 'ours_high'])})")
+            text += (f" [{_num(part.at[metric, 'ci_low'])}, "
+                     f"{_num(part.at[metric, 'ci_high'])}]")
         return text
 
     for step in steps:
@@ -113,16 +113,26 @@ def render_gap(root: Path = ROOT) -> str:
                   cell(part, "slo_attainment_reference_rollmux")]
         lines.append("| " + " | ".join(cells) + " |")
     c01 = table[table["claim"] == "C01"].set_index("step")
+    seeds = int(c01["seeds"].max()) if "seeds" in c01.columns else 1
+
+    def c01_text(step: str) -> str:
+        """C01 at a step, with its 95% interval over seeds when there are several."""
+        text = f"{c01.at[step, 'ours']:.3f}"
+        if seeds > 1:
+            text += f" [{c01.at[step, 'ci_low']:.3f}, {c01.at[step, 'ci_high']:.3f}]"
+        return text
+
     sentences = []
     for step in steps[1:]:
         sentences.append(f"step {step} ({c01.at[step, 'setup']}) C01 "
-                         f"{c01.at[step, 'ours']:.3f}, {100 * c01.at[step, 'gap_closed']:.0f}% "
-                         "of step 0's distance to the paper's 1.84 closed")
+                         f"{c01_text(step)}, {100 * c01.at[step, 'gap_closed']:.0f}% "
+                         f"of step 0's distance to the paper's {_num(paper[metric_of['C01']])} "
+                         "closed")
     lines.append("")
-    seeds = int(c01["seeds"].max()) if "seeds" in c01.columns else 1
-    lines.append(f"Means over {seeds} seed(s) (min-max over seeds in brackets). "
-                 f"C01 at step 0: {c01.at[steps[0], 'ours']:.3f}; " + "; ".join(sentences)
-                 + ".")
+    what = ("95% Student-t interval over seeds in brackets" if seeds > 1
+            else "one seed: no interval")
+    lines.append(f"Means over {seeds} seed(s) ({what}). "
+                 f"C01 at step 0: {c01_text(steps[0])}; " + "; ".join(sentences) + ".")
     burst_path = root / BURST
     if burst_path.is_file():
         burst = json.loads(burst_path.read_text(encoding="utf-8"))

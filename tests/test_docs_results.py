@@ -40,6 +40,30 @@ def test_gap_block_is_rendered_from_the_table(tmp_path: Path) -> None:
         module.render_lengths(tmp_path)
 
 
+def test_gap_block_shows_the_95pct_interval_over_seeds(tmp_path: Path) -> None:
+    """With several seeds each cell carries the table's interval, and the text says so."""
+    module = docs_results()
+    rows = []
+    for step, c01, closed in (("0", 1.3, 0.0), ("1", 1.5, 0.37)):
+        for claim in module.GAP_CLAIMS:
+            value = c01 if claim == "C01" else 1.0
+            rows.append({"step": step, "setup": "s", "claim": claim, "metric": f"m_{claim}",
+                         "paper": 1.84, "ours": value, "ci_low": value - 0.1,
+                         "ci_high": value + 0.1, "seeds": 5, "gap_closed": closed})
+        for metric, value in (("slo_attainment_realised_rollmux", 91.5),
+                              ("slo_attainment_reference_rollmux", 100.0)):
+            rows.append({"step": step, "setup": "s", "claim": "C03", "metric": metric,
+                         "paper": 100.0, "ours": value, "ci_low": value - 2,
+                         "ci_high": value, "seeds": 5, "gap_closed": 0.0})
+    (tmp_path / "results" / "evidence").mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(tmp_path / module.GAP, index=False)
+    block = module.render_gap(tmp_path)
+    assert "| 1 | s | 1.5 [1.4, 1.6] |" in block
+    assert "91.5 [89.5, 91.5]" in block
+    assert "Means over 5 seed(s) (95% Student-t interval over seeds in brackets)" in block
+    assert "C01 at step 0: 1.300 [1.200, 1.400]" in block
+
+
 @pytest.mark.parametrize("name", ["lengths", "gap"])
 def test_docs_block_matches_the_results_files(name: str) -> None:
     """After a pipeline run, each block is what the results files say."""

@@ -35,7 +35,7 @@ from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.memo import Memo
 from rollmux.model import resolve
-from rollmux.model.group import handover_s
+from rollmux.model.group import cycle, handover_s
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import (
     ClusterSnapshot,
@@ -67,7 +67,7 @@ from rollmux.sim.drift import (
 )
 from rollmux.sim.drift import FailureSpec as Failure
 from rollmux.sim.eventmodel import DeadlockError, EventModel
-from rollmux.sim.metrics import slowdown_slo_met, summarize
+from rollmux.sim.metrics import REL_TOL, slowdown_slo_met, summarize
 from rollmux.sim.phasesink import PhaseSink
 from rollmux.sim.progress import InFlight, PhaseDraws, ProgressModel
 from rollmux.sim.records import (
@@ -481,7 +481,20 @@ class _Driver:
                        for j in group.jobs]
             period = slice_period_s(members)
             return {j: period / m.solo_s for j, m in zip(group.jobs, members, strict=True)}
-        metrics = group_model(group, snap, worst_case=True).metrics()
+        model = group_model(group, snap, worst_case=True)
+        if group.node_orders is not None:
+            # Planned orders (rollmux-repeat): member j's average iteration P / m_j of the
+            # orders' exact cycle, what the planner checks against SLO_j x T_solo_j.
+            rollout, train = model.effective_phases_s()
+            index = {job_id: i for i, job_id in enumerate(group.jobs)}
+            orders: dict[str, list[int]] = {node: [index[j] for j in seq]
+                                            for node, seq in group.node_orders}
+            period, mult = cycle(rollout, train,
+                                 [tuple(map(str, m.rollout_nodes)) for m in model.jobs],
+                                 [tuple(map(str, m.train_nodes)) for m in model.jobs], orders)
+            return {job_id: period / mult[i] / model.jobs[i].phases.solo_iteration_s
+                    for job_id, i in index.items()}
+        metrics = model.metrics()
         return dict(zip(group.jobs, metrics.slowdown, strict=True))
 
     def _regroup_interval(self) -> float | None:
@@ -560,6 +573,7 @@ class _Driver:
             staleness=placed.staleness,
             handover_s=handover_s(times, self.hw.perf.warm_switch_const_s)
             if group.kind is GroupKind.TIMESLICE else 0.0,
+            iteration_limit_s=job.slo * self._solo_s(job) * (1.0 + REL_TOL),
         )
 
     def _solo_s(self, job: RLJob) -> float:
@@ -893,6 +907,9 @@ def simulate_trace(
         "phase_events": model.events,
         "phase_rows": len(phases) if phase_sink is None else phase_sink.rows,
     }
+    # The per-iteration tail (event fidelity; the analytic model has no iterations).
+    tail = model.iteration_tail() if isinstance(model, EventModel) else (None, None)
+    extra["iterations_above_slo"], extra["jobs_above_slo"] = tail
     # The optimum policies' certified gaps (optimum_gap, ...; docs/optimum.md, section 6).
     solve_stats = getattr(policy_obj, "stats", None)
     if callable(getattr(solve_stats, "summary", None)):
