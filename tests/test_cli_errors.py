@@ -176,7 +176,8 @@ def test_bench_optimum_time_limit_is_reported(capsys: pytest.CaptureFixture[str]
         return {"proven_optimal": False, "bruteforce_finished": None}
 
     monkeypatch.setattr(optimum, "compare_solvers", limited)
-    code, out, err = run(["bench", "optimum", "--jobs", "40", "--time-limit-s", "0.5"], capsys)
+    code, out, err = run(["bench", "optimum", "--jobs", "40", "--time-limit-s", "0.5",
+                           "--format", "json"], capsys)
     assert code == ExitStatus.TIME_LIMIT
     assert '"proven_optimal": false' in out
     assert_one_error(err, "time limit of 0.5 s reached", "not proven")
@@ -185,7 +186,8 @@ def test_bench_optimum_time_limit_is_reported(capsys: pytest.CaptureFixture[str]
 def test_bench_optimum_time_limit_on_a_real_solve(capsys: pytest.CaptureFixture[str]) -> None:
     """A real brute force that cannot finish in 1 ms (10 jobs: 115,975 set partitions, so
     its deadline check, every 4,096 partitions, is reached): status 4 and the message."""
-    code, out, err = run(["bench", "optimum", "--jobs", "10", "--time-limit-s", "0.001"], capsys)
+    code, out, err = run(["bench", "optimum", "--jobs", "10", "--time-limit-s", "0.001",
+                           "--format", "json"], capsys)
     assert code == ExitStatus.TIME_LIMIT
     assert '"bruteforce_finished": false' in out
     assert_one_error(err, "time limit of 0.001 s reached", "brute force did not finish")
