@@ -40,6 +40,36 @@ def test_gap_block_is_rendered_from_the_table(tmp_path: Path) -> None:
         module.render_lengths(tmp_path)
 
 
+def test_designs_block_is_rendered_from_the_comparison(tmp_path: Path) -> None:
+    """Each design's numbers, the cheapest design meeting every SLO and the crossover come
+    from results/designs/ (comparison.csv, metrics.csv)."""
+    from rollmux.experiments.designs import COMPARISON_COLUMNS, design_metrics
+
+    module = docs_results()
+    base = dict.fromkeys(COMPARISON_COLUMNS, 0.0)
+    rows = []
+    for trace, lengths in (("prod", ""), ("prod", "polytrace"), ("bal", "")):
+        for policy, cost, slo, h20, h800 in (("rollmux", 100.0, 0.9, 50.0, 60.0),
+                                             ("verl", 120.0, 1.0, 0.0, 100.0),
+                                             ("solo-d", 130.0, 1.0, 80.0, 80.0)):
+            rows.append({**base, "trace": trace, "lengths": lengths, "policy": policy,
+                         "seed": 0, "jobs": 3, "total_cost_usd": cost,
+                         "cost_per_work_usd": cost / 10, "slo_attainment": slo,
+                         "slo_attainment_realised": slo, "gpu_h_H20": h20,
+                         "gpu_h_H800": h800, "staleness": 0, "fidelity": "event"})
+    table = pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
+    (tmp_path / "results" / "designs").mkdir(parents=True)
+    table[table.trace == "prod"].to_csv(tmp_path / module.COMPARISON, index=False)
+    design_metrics(table, "src", 2.85).to_csv(tmp_path / module.DESIGN_METRICS, index=False)
+    block = module.render_designs(tmp_path)
+    assert "**prod, real response lengths (polytrace)** (3 jobs)" in block
+    assert "| verl | 120 | 12 | 1.2 | 100 | 100 | 0 / 0 | 0 |" in block
+    # 50 + p 60 = p 100: p = 1.25; the cheapest meeting every SLO: verl at 1.2x.
+    assert "cheapest design meeting every SLO: verl (1.2x rollmux)" in block
+    assert "crossover price ratio 1.25" in block
+    assert "| bal | 1.25 |" in block  # a balance trace: in the metrics, not the comparison
+
+
 def test_gap_block_shows_the_95pct_interval_over_seeds(tmp_path: Path) -> None:
     """With several seeds each cell carries the table's interval, and the text says so."""
     module = docs_results()
@@ -64,7 +94,7 @@ def test_gap_block_shows_the_95pct_interval_over_seeds(tmp_path: Path) -> None:
     assert "C01 at step 0: 1.300 [1.200, 1.400]" in block
 
 
-@pytest.mark.parametrize("name", ["lengths", "gap"])
+@pytest.mark.parametrize("name", ["lengths", "gap", "designs"])
 def test_docs_block_matches_the_results_files(name: str) -> None:
     """After a pipeline run, each block is what the results files say."""
     module = docs_results()
