@@ -4,7 +4,9 @@ Reads results/evidence/production_gap.csv (one row per step and claim: ours, the
 ours / paper; rollmux.experiments.production_gap) and draws (a) ours / the paper's value
 of each production claim (C01, C02, C04, C10-C13) after each step, 1 meaning the paper's
 number, and (b) RollMux's SLO attainment after each step, realised (over solo on the same
-draws) and against the worst-case solo estimate. Numbered steps are cumulative (joined);
+draws) and against the worst-case solo estimate. Each mark is the mean over the step's
+seeds, its whisker the 95% Student-t interval (columns ci_low, ci_high; none with one
+seed). Numbered steps are cumulative (joined);
 a step such as "lengths alone" applies one factor to step 0 (an open mark). Definitions:
 docs/findings.md section 5.
 
@@ -39,14 +41,26 @@ def draw(table: pd.DataFrame) -> plt.Figure:
     joined = [i for i, s in enumerate(steps) if s.isdigit()]
     alone = [i for i, s in enumerate(steps) if not s.isdigit()]
 
-    def series(ax: plt.Axes, ys: list[float], k: int, label: str) -> None:
-        """One series: the cumulative steps joined, the stand-alone ones as open marks."""
+    def series(ax: plt.Axes, ys: list[float], k: int, label: str,
+               whiskers: list[tuple[float, float]] | None = None) -> None:
+        """One series: the cumulative steps joined, the stand-alone ones as open marks;
+        ``whiskers``: each step's 95% interval over seeds."""
         # the k-th series' colour and marker: more series than mark colours stay apart
         colour, marker = mark_colour(k), MARKERS[k % len(MARKERS)]
         ax.plot(joined, [ys[i] for i in joined], marker=marker, lw=1.0, ms=3.5,
                 color=colour, label=label)
         ax.plot(alone, [ys[i] for i in alone], marker=marker, lw=0, ms=4.5, color=colour,
                 markerfacecolor="white")
+        if whiskers:
+            ax.vlines(list(x), [w[0] for w in whiskers], [w[1] for w in whiskers],
+                      color=colour, lw=0.9)
+
+    def interval(part: pd.DataFrame, scale: float = 1.0) -> list[tuple[float, float]] | None:
+        """Each step's interval over seeds (divided by ``scale``), None with one seed."""
+        if "ci_low" not in part.columns or int(part["seeds"].max()) < 2:
+            return None
+        return [(float(part.loc[s, "ci_low"]) / scale, float(part.loc[s, "ci_high"]) / scale)
+                for s in steps]
 
     claims = table[table["claim"].isin(CLAIMS) & ~table["metric"].str.startswith("slo_")]
     for k, claim in enumerate(CLAIMS):
@@ -55,7 +69,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             continue
         label = f"{claim} {str(part['metric'].iloc[0]).replace('_', ' ')}"
         series(ratio, [float(part.loc[s, "ours_over_paper"]) for s in steps],
-               k, label)
+               k, label, interval(part, float(part["paper"].iloc[0])))
     ratio.axhline(1.0, color="black", lw=0.8, ls="--")
     ratio.set_xticks(list(x), labels, fontsize=7)
     ratio.set_ylabel("ours / paper")
@@ -66,7 +80,7 @@ def draw(table: pd.DataFrame) -> plt.Figure:
             ("slo_attainment_realised_rollmux", "realised (over solo, same draws)"),
             ("slo_attainment_reference_rollmux", "over the worst-case solo estimate"))):
         part = rows[rows["metric"] == metric].set_index("step")
-        series(slo, [float(part.loc[s, "ours"]) for s in steps], k, name)
+        series(slo, [float(part.loc[s, "ours"]) for s in steps], k, name, interval(part))
     slo.set_xticks(list(x), labels, fontsize=7)
     slo.set_ylabel("RollMux SLO attainment (%)")
     slo.set_ylim(0, 105)

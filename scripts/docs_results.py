@@ -2,13 +2,16 @@
 
 Usage: python scripts/docs_results.py [--check]
 
-Two generated blocks, each between ``<!-- NAME -->`` and ``<!-- /NAME -->``:
+Three generated blocks, each between ``<!-- NAME -->`` and ``<!-- /NAME -->``:
 
 * ``lengths`` in docs/stochastic.md: what the real response lengths say against our length
   model, per workload, from results/lengths/fit.csv and steps.csv (`rollmux trace lengths`
   on config ``lengths.path``; rule ``trace_lengths``);
 * ``gap`` in docs/findings.md: the production cost gap decomposed, from
-  results/evidence/production_gap.csv (rule ``evidence_production_gap``).
+  results/evidence/production_gap.csv (rule ``evidence_production_gap``);
+* ``designs`` in docs/designs.md: every design on every comparison trace, the cheapest
+  design meeting every SLO and the crossover price ratio, from results/designs/
+  (rule ``designs_comparison``).
 
 ``--check`` exits 1 (writing nothing) when a block differs from the files.
 tests/test_docs_results.py runs the same check whenever the results files exist.
@@ -34,6 +37,8 @@ STEPS = Path("results") / "lengths" / "steps.csv"
 GAP = Path("results") / "evidence" / "production_gap.csv"
 BURST = Path("results") / "evidence" / "production_gap_burst.json"
 BY_WORKLOAD = Path("results") / "evidence" / "production_lengths_by_workload.csv"
+COMPARISON = Path("results") / "designs" / "comparison.csv"
+DESIGN_METRICS = Path("results") / "designs" / "metrics.csv"
 #: The claims of the gap block, in its column order.
 GAP_CLAIMS = ("C01", "C02", "C04", "C10", "C11", "C12", "C13")
 
@@ -98,11 +103,11 @@ def render_gap(root: Path = ROOT) -> str:
     paper_row += [_num(paper["slo_attainment_realised_rollmux"]), "-"]
     lines.append("| " + " | ".join(paper_row) + " |")
     def cell(part: pd.DataFrame, metric: str) -> str:
-        """The mean over seeds, with its min-max when there are several."""
+        """The mean over seeds, with its 95% interval when there are several."""
         text = _num(part.at[metric, "ours"])
         if "seeds" in part.columns and int(part.at[metric, "seeds"]) > 1:
-            text += (f" ({_num(part.at[metric, 'ours_low'])}-"
-                     f"{_num(part.at[metric, 'ours_high'])})")
+            text += (f" [{_num(part.at[metric, 'ci_low'])}, "
+                     f"{_num(part.at[metric, 'ci_high'])}]")
         return text
 
     for step in steps:
@@ -113,16 +118,26 @@ def render_gap(root: Path = ROOT) -> str:
                   cell(part, "slo_attainment_reference_rollmux")]
         lines.append("| " + " | ".join(cells) + " |")
     c01 = table[table["claim"] == "C01"].set_index("step")
+    seeds = int(c01["seeds"].max()) if "seeds" in c01.columns else 1
+
+    def c01_text(step: str) -> str:
+        """C01 at a step, with its 95% interval over seeds when there are several."""
+        text = f"{c01.at[step, 'ours']:.3f}"
+        if seeds > 1:
+            text += f" [{c01.at[step, 'ci_low']:.3f}, {c01.at[step, 'ci_high']:.3f}]"
+        return text
+
     sentences = []
     for step in steps[1:]:
         sentences.append(f"step {step} ({c01.at[step, 'setup']}) C01 "
-                         f"{c01.at[step, 'ours']:.3f}, {100 * c01.at[step, 'gap_closed']:.0f}% "
-                         "of step 0's distance to the paper's 1.84 closed")
+                         f"{c01_text(step)}, {100 * c01.at[step, 'gap_closed']:.0f}% "
+                         f"of step 0's distance to the paper's {_num(paper[metric_of['C01']])} "
+                         "closed")
     lines.append("")
-    seeds = int(c01["seeds"].max()) if "seeds" in c01.columns else 1
-    lines.append(f"Means over {seeds} seed(s) (min-max over seeds in brackets). "
-                 f"C01 at step 0: {c01.at[steps[0], 'ours']:.3f}; " + "; ".join(sentences)
-                 + ".")
+    what = ("95% Student-t interval over seeds in brackets" if seeds > 1
+            else "one seed: no interval")
+    lines.append(f"Means over {seeds} seed(s) ({what}). "
+                 f"C01 at step 0: {c01_text(steps[0])}; " + "; ".join(sentences) + ".")
     burst_path = root / BURST
     if burst_path.is_file():
         burst = json.loads(burst_path.read_text(encoding="utf-8"))
@@ -145,10 +160,86 @@ def render_gap(root: Path = ROOT) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _design_value(metrics: pd.DataFrame, metric: str, digits: int = 3) -> str:
+    """A design metric's value, with its interval over seeds when it has one."""
+    if metric not in metrics.index:
+        return "-"
+    rec = metrics.loc[metric]
+    text = _num(rec["value"], digits)
+    if not (pd.isna(rec["low"]) or pd.isna(rec["high"])):
+        text += f" [{_num(rec['low'], digits)}, {_num(rec['high'], digits)}]"
+    return text
+
+
+def render_designs(root: Path = ROOT) -> str:
+    """The ``designs`` block: per trace each design's numbers, the cheapest design that met
+    every SLO and the crossover price ratio (means over seeds, intervals in brackets)."""
+    table = _read(root, COMPARISON).fillna({"lengths": ""})
+    metrics = _read(root, DESIGN_METRICS).set_index("metric")
+    lines: list[str] = []
+    seeds = table.groupby(["trace", "lengths", "policy"])["seed"].nunique().max()
+    for (trace, lengths), part in table.groupby(["trace", "lengths"], sort=False):
+        label = (f"{trace}_{lengths}" if lengths else trace).replace("-", "_")
+        title = f"{trace}" + (f", real response lengths ({lengths})" if lengths else
+                              ", synthetic response lengths")
+        lines += [f"**{title}** ({int(part['jobs'].iloc[0])} jobs)", "",
+                  "| design | total cost (USD) | USD per solo job-hour | over rollmux | SLO "
+                  "realised % | SLO paper-reference % | peak GPUs H20 / H800 | staleness |",
+                  "|---|---|---|---|---|---|---|---|"]
+        means = part.groupby("policy", sort=False).mean(numeric_only=True)
+        for policy, rec in means.iterrows():
+            name = str(policy).replace("-", "_")
+            ratio = ("1" if policy == "rollmux" else
+                     _design_value(metrics, f"designs_{name}_cost_ratio_{label}"))
+            steady = set(part.loc[part["fidelity"] == "analytic", "policy"])
+            shown = f"{policy} (steady state)" if policy in steady else str(policy)
+            lines.append(f"| {shown} | {rec['total_cost_usd']:,.0f} | "
+                         f"{_num(rec['cost_per_work_usd'])} | {ratio} | "
+                         f"{_num(100 * rec['slo_attainment_realised'])} | "
+                         f"{_num(100 * rec['slo_attainment'])} | {rec['peak_gpus_H20']:.0f} / "
+                         f"{rec['peak_gpus_H800']:.0f} | {rec['staleness']:.0f} |")
+        sentences = []
+        for metric, what in (("designs_cheapest_cost_ratio", "cheapest design meeting every "
+                              "SLO"), ("designs_cheapest_on_policy_cost_ratio", "on-policy")):
+            key = f"{metric}_{label}"
+            if key in metrics.index:
+                design = str(metrics.at[key, "note"]).split(" on ", 1)[0]
+                sentences.append(f"{what}: {design} ({_design_value(metrics, key)}x rollmux)")
+            else:
+                sentences.append(f"{what}: none")
+        sentences.append("crossover price ratio " + _design_value(
+            metrics, f"designs_crossover_price_ratio_{label}"))
+        lines += ["", "; ".join(sentences) + ".", ""]
+    balance = sorted({m.rsplit("_crossover_price_ratio_", 1)[1] for m in metrics.index
+                      if m.startswith("designs_crossover_price_ratio_")}
+                     - {(f"{t}_{ln}" if ln else t).replace("-", "_")
+                        for t, ln in table[["trace", "lengths"]].itertuples(index=False)})
+    if balance:
+        lines += ["**The balance traces** (rollmux, rollmux-join, verl, solo-d)", "",
+                  "| trace | crossover price ratio | rollmux-join over rollmux | SLO realised "
+                  "% rollmux / rollmux-join | SLO paper-reference % rollmux / rollmux-join |",
+                  "|---|---|---|---|---|"]
+        for label in balance:
+            lines.append(
+                f"| {label} | {_design_value(metrics, f'designs_crossover_price_ratio_{label}')}"
+                f" | {_design_value(metrics, f'designs_rollmux_join_cost_ratio_{label}')} | "
+                f"{_design_value(metrics, f'designs_rollmux_slo_attainment_realised_{label}')}"
+                " / "
+                + _design_value(metrics, f"designs_rollmux_join_slo_attainment_realised_{label}")
+                + f" | {_design_value(metrics, f'designs_rollmux_slo_attainment_{label}')} / "
+                + _design_value(metrics, f"designs_rollmux_join_slo_attainment_{label}")
+                + " |")
+        lines.append("")
+    lines.append(f"Means over {int(seeds)} seed(s) (`designs.seeds`), 95 % Student-t "
+                 f"intervals in brackets from two seeds on; {COMPARISON}, {DESIGN_METRICS}.")
+    return "\n".join(lines) + "\n"
+
+
 #: Each block: its document and renderer.
 BLOCKS: dict[str, tuple[Path, Callable[[Path], str]]] = {
     "lengths": (ROOT / "docs" / "stochastic.md", render_lengths),
     "gap": (ROOT / "docs" / "findings.md", render_gap),
+    "designs": (ROOT / "docs" / "designs.md", render_designs),
 }
 
 

@@ -37,6 +37,7 @@ from rollmux.experiments.claims import (
 from rollmux.experiments.metrics import (
     ATTAINMENT_METRICS,
     BESIDE_READING,
+    LENGTHS_READING,
     METRIC_COLUMNS,
     with_reading,
 )
@@ -573,7 +574,7 @@ def test_attainment_claims_take_the_realised_reading(tmp_path: Path) -> None:
     with pytest.raises(ClaimsError, match=r"slo_attainment_rollmux@reference \(claim C03\)"):
         _build(tmp_path, without)
     stray = [*rows, {**rows[0], "metric": "cost_ratio_solod_over_rollmux@reference"}]
-    with pytest.raises(ClaimsError, match="only an SLO attainment metric"):
+    with pytest.raises(ClaimsError, match="no companion row under reading 'reference'"):
         _build(tmp_path, stray)
 
 
@@ -603,3 +604,71 @@ def test_near_edge_reproduced_rows_get_a_computed_what_it_would_take(tmp_path: P
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert set(summary["near_edge"]) == {"C01", "C02"}
     assert "## Reproduced near the edge" in (tmp_path / "claims.md").read_text()
+
+
+def test_real_lengths_rows_stand_beside_the_lognormal_values(tmp_path: Path) -> None:
+    """A production claim's @real-lengths row fills the real-lengths columns with the
+    status the claims' rule gives it over its seeds; the claim's own status is untouched,
+    and the report shows both side by side."""
+    ledger = load_ledger()
+    rows = _metrics_rows(ledger)
+    paper = dict(zip(ledger["metric"], ledger["paper_value"], strict=True))
+    c01, c02 = "cost_ratio_solod_over_rollmux", "cost_ratio_verl_over_rollmux"
+    real = tmp_path / "real.csv"
+    seeds = tmp_path / "seeds_real.csv"
+    _write(real, [{**next(r for r in rows if r["metric"] == m), "value": str(v),
+                   "metric": with_reading(m, LENGTHS_READING)}
+                  for m, v in ((c01, 1.2), (c02, float(paper[c02])))])
+    per_seed = [{"metric": with_reading(c01, LENGTHS_READING), "seed": k, "value": v,
+                 "low": "", "high": "", "unit": "x"} for k, v in enumerate((1.19, 1.21))]
+    per_seed += [{"metric": with_reading(c02, LENGTHS_READING), "seed": k,
+                  "value": float(paper[c02]), "low": "", "high": "", "unit": "x"}
+                 for k in range(2)]
+    pd.DataFrame(per_seed).to_csv(seeds, index=False)
+    half = len(rows) // 2
+    files = [_write(tmp_path / "a.csv", rows[:half]), _write(tmp_path / "b.csv", rows[half:]),
+             real]
+    for fit in load_calibration(ledger).fits.values():
+        path = tmp_path / fit.residuals
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("target,unit,paper,fitted,residual,note\n"
+                        + "".join(f"{t},x,1,1,+0.000%,test\n" for t in fit.targets))
+    build_claims_report(files, tmp_path / "claims.csv", tmp_path / "claims.md",
+                        tmp_path / "summary.json", require_evidence=False,
+                        results_root=tmp_path, seed_metrics_paths=[seeds])
+    table = pd.read_csv(tmp_path / "claims.csv", dtype=str, keep_default_na=False)
+    rec = table.set_index("claim_id")
+    assert rec.at["C01", "status"] == REPRODUCED  # the lognormal value is the paper's
+    assert (rec.at["C01", "real_lengths"], rec.at["C01", "real_lengths_status"]) == (
+        "1.2", DIFFERS)
+    assert rec.at["C01", "real_lengths_interval"].endswith("(2)")
+    assert rec.at["C02", "real_lengths_status"] == REPRODUCED
+    assert (rec.loc[["C03", "C38"], ["real_lengths", "real_lengths_status"]] == "").all().all()
+    markdown = (tmp_path / "claims.md").read_text()
+    assert "## Production claims with real response lengths" in markdown
+    assert re.search(r"\| C01 \|[^\n]*\| reproduced \| 1\.2 \| \[[^\n]*\(2\) \| differs \|",
+                     markdown)
+    # a companion row of a metric outside the production stage is refused
+    stray = _write(tmp_path / "stray.csv", [{**rows[0], "metric": with_reading(
+        "slo_greedy_mixed", LENGTHS_READING), "unit": "%"}])
+    with pytest.raises(ClaimsError, match="no companion row under reading 'real-lengths'"):
+        build_claims_report([*files, stray], tmp_path / "c.csv", tmp_path / "c.md",
+                            tmp_path / "s.json", require_evidence=False,
+                            results_root=tmp_path)
+
+
+def test_what_it_would_take_shows_the_value_fed_back(tmp_path: Path) -> None:
+    """A computed input with the claim's value recomputed at it shows that value and the
+    paper's, so the reader sees the input reproduce the paper's number."""
+    ledger = load_ledger()
+    rows = _metrics_rows(ledger)
+    paper = dict(zip(ledger["metric"], ledger["paper_value"], strict=True))
+    rec = next(r for r in rows if r["metric"] == "slo_greedy_mixed")
+    rec["value"] = str(float(paper["slo_greedy_mixed"]) - 3.7)
+    wit = tmp_path / "wit.csv"
+    pd.DataFrame([{"claim_id": "C43", "quantity": "slo_scale", "unit": "x", "ours": 1.0,
+                   "needed": 1.08, "paper": 62.0, "fed_back": 63.33, "note": "n"}]
+                 ).to_csv(wit, index=False)
+    _, table = _build(tmp_path, rows, what_it_would_take_paths=[wit])
+    text = table.set_index("claim_id").at["C43", "what_it_would_take"]
+    assert text == f"slo_scale: ours 1, needed 1.08 x, which gives 63.33 (paper 62) ({wit})"

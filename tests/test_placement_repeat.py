@@ -236,3 +236,36 @@ def steady_state_period_of_round_robin(snapshot: ClusterSnapshot, group_id: str)
                             train_node_ids=group.train_nodes,
                             node_capacity=NodeCapacity(HW.node.gpus_per_node,
                                                        HW.node.host_mem_gb)).meta_iteration_s()
+
+
+def test_strict_plans_keep_every_iteration_within_its_cap() -> None:
+    """Per-iteration planning: the plain planner's best schedule runs job 2's iterations
+    at 33 s against a 22.05 s cap (its average meets it); the strict one keeps all three
+    jobs' every steady-state iteration within cap, at a lower utilisation."""
+    from rollmux.schedule.repeat import repeat_schedule, steady_iterations_s
+
+    rollout, train = (14.0, 15.0, 1.0), (3.0, 10.0, 8.0)
+    pins, t_pins = [(1,), (1,), (1,)], [(0,), (0,), (0,)]
+    slo = (1.95, 2.15, 2.45)
+    caps = [s * (r + t) for s, r, t in zip(slo, rollout, train, strict=True)]
+    kwargs = {"max_multiplicity": 3, "objective": "cost_weighted", "max_iteration_s": caps}
+    plain = repeat_schedule(rollout, train, pins, t_pins, **kwargs)
+    strict = repeat_schedule(rollout, train, pins, t_pins, per_iteration=True, **kwargs)
+    assert plain is not None and strict is not None
+    assert all(p <= m * c * (1 + 1e-9) for p, m, c in
+               zip([plain.period_s] * 3, plain.multiplicity, caps, strict=True))
+    assert any(x > c * (1 + 1e-9) for x, c in
+               zip(steady_iterations_s(plain.schedule), caps, strict=True))
+    assert all(x <= c * (1 + 1e-9) for x, c in
+               zip(steady_iterations_s(strict.schedule), caps, strict=True))
+    assert strict.utilisation < plain.utilisation
+
+
+def test_strict_policy_is_registered_with_its_option() -> None:
+    """rollmux-repeat-strict: registered, per_iteration on by default, validated."""
+    strict = get_policy("rollmux-repeat-strict")
+    assert strict.per_iteration is True  # type: ignore[attr-defined]
+    assert get_policy("rollmux-repeat").per_iteration is False  # type: ignore[attr-defined]
+    assert get_policy("rollmux-repeat", per_iteration=True).per_iteration  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="per_iteration"):
+        get_policy("rollmux-repeat-strict", per_iteration="yes")

@@ -95,9 +95,19 @@ def test_metrics_are_ratios_of_the_rows_and_fill_the_beyond_ledger(
         assert by.at[f"rollmux_repeat_slo_attainment_{label}", "value"] == pytest.approx(
             100 * cand.slo_attainment)
         ledger = load_beyond_ledger()
-        part = ledger[ledger.metric.str.endswith(label)].set_index("metric")
+        part = ledger[ledger.metric.str.endswith(label)
+                      & ledger.metric.str.startswith("rollmux_repeat_")
+                      & ~ledger.metric.str.startswith("rollmux_repeat_strict_")
+                      & (ledger.evidence == "results/beyond/repeat.csv")].set_index("metric")
         assert set(part.index) == set(by.index)
         assert (part.unit == by.loc[part.index, "unit"]).all()
+        strict = comparison_metrics(labelled, "rollmux", "rollmux-repeat",
+                                    {f"t-{label}": label}, "rollmux_repeat_strict", "x.csv",
+                                    with_baseline=False, with_latency=False)
+        part = ledger[ledger.metric.str.startswith("rollmux_repeat_strict_")
+                      & ledger.metric.str.endswith(label)].set_index("metric")
+        assert set(part.index) == set(strict.metric)
+        assert (part.unit == strict.set_index("metric").loc[part.index, "unit"]).all()
     with pytest.raises(ValueError, match="no replay of policy 'greedy'"):
         comparison_metrics(table, "greedy", "rollmux-repeat", {"tiny-prod": "p"}, "x", "s")
 
@@ -139,11 +149,16 @@ def test_shipped_recorded_latencies_cover_both_profiles() -> None:
 def test_sweep_plan_replays_the_repeat_comparison() -> None:
     """The plan's repeat runs: each compared policy on the production trace and on the
     default simulation setting, shared with the runs Fig. 14 and Fig. 20 already need."""
-    plan = sweep_plan({"sensitivity": {"window": 60}})
+    plan = sweep_plan({"sensitivity": {"window": 60}}, seeds=[0, 1, 2, 3, 4])
     assert {(k.trace, k.policy) for k in plan.repeat} == {
         (trace, policy) for trace in ("production-default", "simulation-mixed-first60")
         for policy in ("rollmux", "rollmux-repeat")}
     assert set(plan.repeat) <= set(plan.runs())
+    # every seed on the production trace; the simulation trace's fixed phase times give
+    # one replay, shared with Fig. 20's
+    for policy in ("rollmux", "rollmux-repeat"):
+        assert {k.seed for k in plan.repeat
+                if (k.trace, k.policy) == ("production-default", policy)} == {0, 1, 2, 3, 4}
     assert {k for k in plan.repeat if k.policy == "rollmux"} <= set(plan.production + plan.mixed)
     custom = sweep_plan({"beyond": {"repeat_policies": ["greedy", "rollmux-repeat"]}})
     assert {k.policy for k in custom.repeat} == {"greedy", "rollmux-repeat"}
@@ -183,3 +198,37 @@ def test_comparison_metrics_pair_seeds_and_give_intervals() -> None:
     assert float(row["low"]) < 0.93 < float(row["high"])
     assert by.at["rollmux_repeat_baseline_slo_attainment_realised_production",
                  "value"] == pytest.approx(90.0)
+
+
+@pytest.mark.parametrize("policy", ["rollmux", "rollmux-repeat"])
+def test_replay_counts_the_tail_as_phases_csv_does(policy: str, tmp_path: Path) -> None:
+    """The summary's iterations_above_slo / jobs_above_slo (counted by the event model as
+    it runs) equal iteration_tail of the same replay's phases.csv, and outcome_row reads
+    them without phases.csv; every SLO reading is a number."""
+    from rollmux.sim.policy_compare import iteration_tail
+
+    spec = ReplaySpec(trace=str(TINY), policy=policy, seed=1, slo="1.2",
+                      sim=SimConfig(record_phases=True))
+    run_replay(spec, tmp_path / "run")
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    tail = iteration_tail(pd.read_csv(tmp_path / "run" / "phases.csv"),
+                          pd.read_csv(tmp_path / "run" / "jobs.csv"))
+    assert (summary["iterations_above_slo"], summary["jobs_above_slo"]) == tail
+    (tmp_path / "run" / "phases.csv").unlink()
+    row = outcome_row(tmp_path / "run", TINY)
+    assert (row["iterations_above_slo"], row["jobs_above_slo"]) == tail
+    for reading in ("slo_attainment", "slo_attainment_realised", "slo_attainment_planned"):
+        assert 0.0 <= row[reading] <= 1.0
+
+
+def test_tail_tells_a_tight_slo_from_a_loose_one(tmp_path: Path) -> None:
+    """The tail is a reading that can fail: Greedy (Most-Idle) packs without Algorithm 1's
+    check, so at SLO 1 some iterations run above SLO x T_solo; at SLO 100 none does."""
+    counts = {}
+    for slo in ("1", "100"):
+        spec = ReplaySpec(trace=str(TINY), policy="greedy", seed=1, slo=slo,
+                          sim=SimConfig(record_phases=False))
+        run_replay(spec, tmp_path / slo)
+        counts[slo] = json.loads((tmp_path / slo / "summary.json").read_text())[
+            "iterations_above_slo"]
+    assert counts["1"] > 0 and counts["100"] == 0

@@ -94,9 +94,31 @@ def test_gap_table_records_each_claim_and_the_share_of_the_gap_closed() -> None:
     assert c01.loc["1", "gap_closed"] == pytest.approx(0.1 / 0.34)
     assert c01.loc["0", "gap_closed"] == 0.0
     assert c01.loc["1", "seeds"] == 1
-    assert c01.loc["1", "ours_low"] == c01.loc["1", "ours_high"] == c01.loc["1", "ours"]
+    assert c01.loc["1", "ci_low"] == c01.loc["1", "ci_high"] == c01.loc["1", "ours"]
     realised = table[table["metric"] == "slo_attainment_realised_rollmux"].set_index("step")
     assert realised.loc["1", "ours"] == 80.0
+
+
+def test_gap_table_gives_the_mean_and_95pct_interval_over_seeds() -> None:
+    """Two seeds: ours is the mean of the per-seed values, with their Student-t interval."""
+    from scipy import stats
+
+    ledger = load_ledger()
+    two = pd.concat([_table(6000.0, (0.3, 0.2)),
+                     _table(9000.0 / 1.6, (0.3, 0.2)).assign(seed=1)], ignore_index=True)
+    steps = [Step("0", "as shipped", "", "", two, 85.0, 100.0,
+                  ((80.0, 100.0), (90.0, 100.0)))]
+    table = gap_table(steps, ledger).set_index("metric")
+    c01 = table.loc["cost_ratio_solod_over_rollmux"]
+    half = stats.t.ppf(0.975, 1) * np.std([1.5, 1.6], ddof=1) / math.sqrt(2)
+    assert c01["seeds"] == 2 and c01["ours"] == pytest.approx(1.55)
+    assert (c01["ci_low"], c01["ci_high"]) == pytest.approx((1.55 - half, 1.55 + half))
+    slo = table.loc["slo_attainment_realised_rollmux"]
+    half = stats.t.ppf(0.975, 1) * np.std([80.0, 90.0], ddof=1) / math.sqrt(2)
+    assert slo["ours"] == pytest.approx(85.0)
+    assert (slo["ci_low"], slo["ci_high"]) == pytest.approx((85.0 - half, 85.0 + half))
+    reference = table.loc["slo_attainment_reference_rollmux"]
+    assert reference["ci_low"] == reference["ci_high"] == 100.0
 
 
 def test_lengths_claims_compare_both_replays_by_the_claims_rule() -> None:
@@ -135,3 +157,26 @@ def test_lengths_by_workload_groups_jobs_by_the_run_that_served_them() -> None:
     assert by.loc["x", "jobs"] == 2 and by.loc["x", "slo_met_realised_pct"] == 100.0
     assert by.loc["y", "realised_over_worst_solo_median"] == pytest.approx(0.1)
     assert by.loc["y", "slo_met_realised_pct"] == 0.0
+
+
+def test_gap_figure_draws_each_steps_interval_over_seeds() -> None:
+    """With two seeds every series carries whiskers (its 95% interval); with one, none."""
+    from matplotlib.collections import LineCollection
+    from scriptmod import load_script
+
+    figure = load_script("fig_production_gap", "analysis")
+    ledger = load_ledger()
+    two = pd.concat([_table(6000.0, (0.3, 0.2)),
+                     _table(9000.0 / 1.6, (0.3, 0.2)).assign(seed=1)], ignore_index=True)
+    steps = [Step("0", "as shipped", "", "", two, 85.0, 100.0,
+                  ((80.0, 100.0), (90.0, 100.0))),
+             Step("1", "+ x", "x", "ours", two, 85.0, 100.0, ((80.0, 100.0), (90.0, 100.0)))]
+
+    def whiskers(table: pd.DataFrame) -> int:
+        fig = figure.draw(table)
+        return sum(isinstance(c, LineCollection) for ax in fig.axes for c in ax.collections)
+
+    assert whiskers(gap_table(steps, ledger)) == len(CLAIMS) + 2
+    one = [Step(s.name, s.setup, s.factor, s.source, _table(6000.0, (0.3, 0.2)), 85.0, 100.0)
+           for s in steps]
+    assert whiskers(gap_table(one, ledger)) == 0

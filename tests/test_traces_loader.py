@@ -170,7 +170,7 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
     """A missing path or a directory is a TraceError, not an OSError."""
     with pytest.raises(TraceError, match="file not found"):
         load_trace(tmp_path / "absent.csv")
-    with pytest.raises(TraceError, match="is a directory"):
+    with pytest.raises(TraceError, match="is a folder, not a regular file"):
         load_trace(tmp_path)
 
 

@@ -46,10 +46,20 @@ def test_bad_schema_documents_are_rejected() -> None:
 
 def test_trace_error_message_is_capped_but_keeps_all_problems() -> None:
     """The message lists MESSAGE_LIMIT problems; .problems keeps every one."""
-    problems = [Problem("f.csv", i + 2, i + 1, "slo", "bad") for i in range(MESSAGE_LIMIT + 5)]
+    problems = [Problem("f.csv", i + 2, i + 1, "slo", f"bad {i}")
+                for i in range(MESSAGE_LIMIT + 5)]
     error = TraceError(problems)
     assert len(error.problems) == MESSAGE_LIMIT + 5
     lines = str(error).splitlines()
-    assert len(lines) == MESSAGE_LIMIT + 1 and lines[-1] == "... and 5 more problem(s)"
+    assert len(lines) == MESSAGE_LIMIT + 1 and lines[-1] == "... and 5 more kind(s) of problem"
     assert isinstance(error, ValueError)
-    assert lines[0] == "f.csv:2: row 1, column slo: bad"
+    assert lines[0] == "f.csv:2: row 1, column slo: bad 0"
+
+
+def test_trace_error_groups_one_defect_repeated_on_many_rows() -> None:
+    """One defect on many rows is one line naming the rows; other defects keep theirs."""
+    problems = [Problem("f.csv", i + 3, i + 2, "*", "row has extra fields") for i in range(200)]
+    problems.insert(5, Problem("f.csv", 9, 7, "slo", "0.5 must be >= 1"))
+    lines = str(TraceError(problems)).splitlines()
+    assert lines == ["f.csv:3: rows 2-201, column *: row has extra fields",
+                     "f.csv:9: row 7, column slo: 0.5 must be >= 1"]

@@ -271,6 +271,10 @@ def _write_metrics(workdir: Path) -> None:
     # the what-it-would-take table is also an input the claims rule parses: its header only
     (workdir / "results/microbench/what_it_would_take.csv").write_text(
         "claim_id,quantity,unit,ours,needed,note\n")
+    from rollmux.experiments.near_edge import NEAR_EDGE_COLUMNS
+
+    (workdir / "results/evidence/what_it_would_take.csv").write_text(
+        ",".join(NEAR_EDGE_COLUMNS) + "\n")
     # the results beyond the paper (rules beyond_repeat and designs_comparison: their
     # metrics files, BEYOND_METRICS), values of 1; the D rows are the designs'
     beyond = pd.read_csv(workdir / "src/rollmux/data/beyond.csv", dtype=str,

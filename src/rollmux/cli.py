@@ -48,13 +48,16 @@ from rollmux.cliutil import (
     say,
     updatable_file,
 )
-from rollmux.errors import ExitStatus, UsageError
+from rollmux.errors import ExitStatus, UsageError, clip, echo
+from rollmux.io import open_input
 from rollmux.sim.cli import register as register_simulate
 from rollmux.theorem1.cli import register as register_theorem1
 from rollmux.traces.cli import register as register_traces
 
 #: Longest phase duration `meta-iteration` accepts (s): 1e9 s, about 32 years.
 DURATION_MAX_S = 1e9
+#: Longest `bench optimum --time-limit-s` (s): a week.
+TIME_LIMIT_MAX_S = 7 * 24 * 3600.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -74,18 +77,26 @@ def _node_list(text: str, option: str) -> list[object]:
         for part in item.split("+"):
             name = part.strip()
             if not name:
-                raise UsageError(f"{option} {text!r}: empty node name (expected e.g. 0,1,0+1)")
-            parts.append(int(name) if name.isascii() and name.isdigit() else name)
+                raise UsageError(f"{option} {echo(text)}: empty node name (expected e.g. "
+                                 f"0,1,0+1)")
+            if name.isascii() and name.isdigit():
+                if len(name) > len(str(COUNT_MAX)) or int(name) > COUNT_MAX:
+                    raise UsageError(f"{option} {echo(text)}: node {clip(name)} is out of "
+                                     f"range: expected 0 to {COUNT_MAX} or a name")
+                parts.append(int(name))
+            else:
+                parts.append(name)
         out.append(tuple(parts) if len(parts) > 1 else parts[0])
     return out
 
 
 def _order(text: str) -> list[int]:
     """Parse ``--order 2,0,1`` into job indices."""
-    try:
-        return [int(x) for x in text.split(",")]
-    except ValueError:
-        raise UsageError(f"--order {text!r}: expected job indices such as 2,0,1") from None
+    items = [x.strip() for x in text.split(",")]
+    if not all(x.isascii() and x.isdigit() and len(x) <= len(str(COUNT_MAX)) for x in items):
+        raise UsageError(f"--order {echo(text)}: expected job indices from 0 to {COUNT_MAX} "
+                         f"such as 2,0,1")
+    return [int(x) for x in items]
 
 
 def cmd_meta_iteration(args: argparse.Namespace) -> int:
@@ -193,7 +204,8 @@ def cmd_calibration(args: argparse.Namespace) -> int:
             sys.stdout.write(calibration_markdown(progress=bar.update))
             return 0
         try:
-            text = args.update_doc.read_text(encoding="utf-8")
+            with open_input(args.update_doc, "r", encoding="utf-8") as stream:
+                text = stream.read()
         except UnicodeDecodeError:
             raise UsageError(f"--update-doc {args.update_doc}: not UTF-8 text") from None
         try:
@@ -254,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_seed(bench, "seed of the generated job mix")
     bench.add_argument("--decisions", type=integer(1, COUNT_MAX), default=50,
                        help="timed decisions (placement only)")
-    bench.add_argument("--time-limit-s", type=number(above=0.0), default=None,
+    bench.add_argument("--time-limit-s", type=number(above=0.0, high=TIME_LIMIT_MAX_S),
+                       default=None,
                        help="optimum only: wall-time limit of the solver and of the brute "
                             "force (default: none for the solver, 60 s for brute force); "
                             "when it runs out the best plan is printed and the exit "

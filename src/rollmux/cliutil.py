@@ -38,15 +38,18 @@ from typing import Any, NoReturn
 
 from rollmux.errors import (
     EXIT_NAMES,
+    MESSAGE_LIMIT,
     ExitStatus,
     InputFileError,
     PluginError,
     UsageError,
+    bound_line,
+    clip,
+    echo,
     os_reason,
     printable,
-    shorten,
 )
-from rollmux.io import check_output_file, check_output_folder
+from rollmux.io import check_output_file, check_output_folder, regular_file_problem
 
 __all__ = [
     "COUNT_MAX",
@@ -108,10 +111,10 @@ def integer(low: int, high: int) -> Callable[[str], int]:
         """Parse and range-check one integer argument."""
         value = _integer_text(text)
         if value is None:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {shorten(text)!r}")
+            raise argparse.ArgumentTypeError(f"expected an integer, got {echo(text)}")
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(
-                f"{shorten(text.strip())} is out of range: expected an integer from {low} "
+                f"{clip(text.strip())} is out of range: expected an integer from {low} "
                 f"to {high}"
             )
         return value
@@ -131,10 +134,10 @@ def number(
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"expected a number, got {shorten(text)!r}"
+                f"expected a number, got {echo(text)}"
             ) from None
         if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"expected a finite number, got {shorten(text)!r}")
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {echo(text)}")
         if above is not None and not value > above:
             raise argparse.ArgumentTypeError(f"{value:g} is out of range: must be > {above:g}")
         if low is not None and value < low:
@@ -148,7 +151,8 @@ def number(
 
 
 def input_file(text: str) -> Path:
-    """Argument type: an existing, readable regular file."""
+    """Argument type: an existing, readable regular file (a folder, a FIFO, a device or a
+    socket is refused: exit status 2)."""
     if not text:
         raise argparse.ArgumentTypeError("the path is empty")
     if "\x00" in text:
@@ -162,6 +166,8 @@ def input_file(text: str) -> Path:
         raise argparse.ArgumentTypeError(f"{text}: {os_reason(exc)}") from None
     if stat.S_ISDIR(info.st_mode):
         raise argparse.ArgumentTypeError(f"{text} is a folder; expected a file")
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would hang the read, a device never end
+        raise argparse.ArgumentTypeError(f"{regular_file_problem(path)}; expected a file")
     if not os.access(path, os.R_OK):
         raise argparse.ArgumentTypeError(f"{text}: permission denied")
     return path
@@ -374,19 +380,26 @@ def write_or_print(table: Any, out: Path | None, what: str, float_format: str = 
 
 
 def error(message: object) -> None:
-    """Print one ``rollmux: error: ...`` line on stderr (user text escaped)."""
+    """Print one ``rollmux: error: ...`` line on stderr (user text escaped, the line
+    bounded: :func:`rollmux.errors.bound_line`)."""
     lines = [line.strip() for line in str(message).splitlines() if line.strip()]
-    print(f"rollmux: error: {printable('; '.join(lines) or message)}", file=sys.stderr)
+    text = bound_line(printable('; '.join(lines) or message))
+    print(f"rollmux: error: {text}", file=sys.stderr)
 
 
 def report(exc: BaseException) -> ExitStatus:
     """Print what went wrong and return the exit status (the one error path)."""
     if isinstance(exc, InputFileError):
-        for problem in exc.problems:
-            error(str(problem))
-        if len(exc.problems) > 1:
+        # One line per distinct defect (a defect repeated on many rows: one line naming
+        # the rows), at most MESSAGE_LIMIT of them, then the count when there are several.
+        for line in exc.lines[:MESSAGE_LIMIT]:
+            error(line)
+        hidden = len(exc.lines) - MESSAGE_LIMIT
+        if hidden > 0:
+            error(f"... and {hidden} more kind(s) of problem")
+        if len(exc.lines) > 1:
             files = sorted({p.file for p in exc.problems})
-            error(f"{len(exc.problems)} problems in {', '.join(files)}")
+            error(f"{len(exc.problems)} problems in {', '.join(printable(f) for f in files)}")
         return ExitStatus.INVALID_INPUT
     if isinstance(exc, BrokenPipeError):  # the reader went away (`rollmux ... | head`)
         with suppress(OSError, ValueError):

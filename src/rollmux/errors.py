@@ -19,18 +19,25 @@ from enum import IntEnum
 
 __all__ = [
     "ANY_COLUMN",
+    "ECHO_LIMIT",
     "EXIT_MEANINGS",
     "EXIT_NAMES",
     "HEADER_ROW",
+    "LINE_LIMIT",
     "MESSAGE_LIMIT",
     "ExitStatus",
     "InputFileError",
     "Problem",
     "UsageError",
+    "bound_line",
+    "clip",
     "control_characters",
+    "echo",
     "exit_status_markdown",
+    "grouped_lines",
     "os_reason",
     "printable",
+    "row_ranges",
     "shorten",
     "yaml_problem",
 ]
@@ -41,6 +48,15 @@ HEADER_ROW = 0
 ANY_COLUMN = "*"
 #: How many problems an exception message lists before summarising the rest.
 MESSAGE_LIMIT = 50
+#: How many characters of a user's value a message echoes (escaped; longer ones are cut
+#: and their length given), so a 10 MB cell or a binary file is never printed in full.
+ECHO_LIMIT = 40
+#: Longest error line printed: a last guard behind :func:`echo` for text that reached a
+#: message unbounded (longer quoted values are cut to ECHO_LIMIT, then the line itself).
+LINE_LIMIT = 600
+#: How many row ranges a grouped problem lists (``rows 2, 5, 9-12, ...``) before it
+#: gives only the count.
+RANGES_LIMIT = 6
 
 
 class ExitStatus(IntEnum):
@@ -73,11 +89,14 @@ EXIT_MEANINGS: dict[ExitStatus, str] = {
     ExitStatus.OK: "success (also when the reader of the output stops early, e.g. `| head`)",
     ExitStatus.INVALID_INPUT: (
         "an input file is invalid (a trace, a failure list): one line per problem, "
-        "located by file, line, 1-based row and column"
+        "located by file, line, 1-based row and column; one defect repeated on many rows "
+        "is one line naming them (`rows 1-200`); values are echoed cut to 40 characters"
     ),
     ExitStatus.USAGE: (
-        "a bad argument or option (the message names it), an unusable output path, a bad "
-        "hardware or workloads file, or an input value that is out of its range"
+        "a bad argument or option (the message names it), a number beyond an option's "
+        "range (the message names the limit), an input path that is not a regular file "
+        "(a folder, a FIFO, a device, a socket: refused, never read), an unusable output "
+        "path, a bad hardware or workloads file, or an input value that is out of its range"
     ),
     ExitStatus.OS_ERROR: (
         "the operating system refused a read or write while working (disk full, "
@@ -132,7 +151,50 @@ class Problem:
 
     def __str__(self) -> str:
         """Render as `file:line: row R, column C: message` (one line)."""
-        return f"{self.file}:{self.line}: row {self.row}, column {self.column}: {self.message}"
+        return (f"{self.file}:{self.line}: row {self.row}, column {clip(self.column)}: "
+                f"{self.message}")
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """User text shown unquoted (a column name, a cell): escaped, cut after ``limit``
+    characters with its length given."""
+    if len(text) <= limit:
+        return printable(text)
+    return f"{printable(text[:limit])}... ({len(text):,} characters)"
+
+
+def row_ranges(rows: Sequence[int], limit: int = RANGES_LIMIT) -> str:
+    """Rows as ranges: ``1-200``, ``2, 5, 9-12``; past ``limit`` ranges ``..., (N rows)``."""
+    ordered = sorted(set(rows))
+    spans: list[tuple[int, int]] = []
+    for row in ordered:
+        if spans and row == spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], row)
+        else:
+            spans.append((row, row))
+    parts = [f"{a}" if a == b else f"{a}-{b}" for a, b in spans[:limit]]
+    text = ", ".join(parts)
+    if len(spans) > limit:
+        text += f", ... ({len(ordered)} rows)"
+    elif len(spans) > 1:
+        text += f" ({len(ordered)} rows)"
+    return text
+
+
+def grouped_lines(problems: Sequence[Problem]) -> list[str]:
+    """One line per distinct defect: problems of one file, column and message on several
+    rows become ``file:line: rows 2-201, column C: message`` (line: the first one's)."""
+    groups: dict[tuple[str, str, str], list[Problem]] = {}
+    for problem in problems:
+        groups.setdefault((problem.file, problem.column, problem.message), []).append(problem)
+    lines = []
+    for (file, column, message), members in groups.items():
+        if len(members) == 1:
+            lines.append(str(members[0]))
+        else:
+            lines.append(f"{file}:{members[0].line}: rows {row_ranges([p.row for p in members])}"
+                         f", column {clip(column)}: {message}")
+    return lines
 
 
 class InputFileError(ValueError):
@@ -143,10 +205,11 @@ class InputFileError(ValueError):
         if not problems:
             raise ValueError(f"{type(self).__name__} needs at least one problem")
         self.problems: tuple[Problem, ...] = tuple(problems)
-        lines = [str(p) for p in self.problems[:MESSAGE_LIMIT]]
-        hidden = len(self.problems) - MESSAGE_LIMIT
+        self.lines: list[str] = grouped_lines(self.problems)
+        lines = self.lines[:MESSAGE_LIMIT]
+        hidden = len(self.lines) - MESSAGE_LIMIT
         if hidden > 0:
-            lines.append(f"... and {hidden} more problem(s)")
+            lines.append(f"... and {hidden} more kind(s) of problem")
         super().__init__("\n".join(lines))
 
 
@@ -192,6 +255,43 @@ def yaml_problem(exc: Exception) -> str:
     if mark is None:
         return f"invalid YAML: {problem}"
     return f"line {mark.line + 1}, column {mark.column + 1}: invalid YAML: {problem}"
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\udc([89a-f][0-9a-f])")
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """A user's value as a message shows it: ``repr`` of its first ``limit`` characters
+    (so escaped, undecodable bytes as ``\\xNN``), cut ones ending ``...' (N characters)``."""
+    text = value if isinstance(value, str) else str(value)
+    shown = _SURROGATE_ESCAPE.sub(r"\\x\1", repr(text[:limit]))
+    if len(text) <= limit:
+        return shown
+    return f"{shown[:-1]}...{shown[-1]} ({len(text):,} characters)"
+
+
+# A quoted run of more than ECHO_LIMIT characters in a message (a value that reached it
+# without :func:`echo`).
+_LONG = ECHO_LIMIT + 1
+_LONG_QUOTED = re.compile(rf"'((?:[^'\\]|\\.){{{_LONG},}})'|\"((?:[^\"\\]|\\.){{{_LONG},}})\"")
+
+
+def bound_line(text: str, limit: int = LINE_LIMIT) -> str:
+    """A message line of at most about ``limit`` characters: long quoted values are cut to
+    ECHO_LIMIT characters first, then the line itself (the number of characters cut said)."""
+    if len(text) <= limit:
+        return text
+
+    def cut(match: re.Match[str]) -> str:
+        """One long quoted value, cut."""
+        body = match.group(1) if match.group(1) is not None else match.group(2)
+        quote = match.group()[0]
+        return f"{quote}{body[:ECHO_LIMIT]}...{quote} ({len(body):,} characters)"
+
+    text = _LONG_QUOTED.sub(cut, text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit:,} more characters)"
 
 
 def shorten(text: str, limit: int = 60) -> str:

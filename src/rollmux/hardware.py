@@ -32,11 +32,24 @@ __all__ = [
 
 GB = 1e9
 
+#: Largest hardware quantity accepted (GB, GB/s, TFLOPS, $/h, counts): far above any real
+#: device; a larger one is a typo or a unit slip, and products of it overflow to inf.
+VALUE_MAX = 1e9
+
+
+def _shown(value: float) -> str:
+    """A number for a message (an integer of any size, cut to a few dozen digits)."""
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= 40 else f"{text[:12]}... ({len(text)} digits)"
+
 
 def _check_positive(owner: str, name: str, value: Any) -> float:
     """Return ``value`` as a float, or raise ValueError naming ``owner.name``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{owner}.{name} must be a number, got {value!r}")
+    if value > VALUE_MAX:  # first: an integer beyond floats cannot go through isfinite
+        raise ValueError(f"{owner}.{name} = {_shown(value)} is out of range: must be <= "
+                         f"{VALUE_MAX:g}")
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{owner}.{name} must be positive and finite, got {value!r}")
     return float(value)
@@ -56,6 +69,9 @@ def _check_count(owner: str, name: str, value: Any) -> int:
         raise ValueError(f"{owner}.{name} must be an integer >= 1, got {value!r}")
     if value < 1:
         raise ValueError(f"{owner}.{name} must be an integer >= 1, got {value!r}")
+    if value > VALUE_MAX:
+        raise ValueError(f"{owner}.{name} = {_shown(value)} is out of range: must be <= "
+                         f"{VALUE_MAX:g}")
     return int(value)
 
 

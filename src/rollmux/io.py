@@ -27,9 +27,9 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from rollmux.errors import os_reason, yaml_problem
+from rollmux.errors import os_reason, printable, yaml_problem
 
 if TYPE_CHECKING:  # pandas and yaml load on first use: the command line starts without them
     import pandas as pd
@@ -46,13 +46,81 @@ FOLDER_MODE = 0o755
 OUTPUT_MARKER = ".rollmux-output.json"
 
 
+class InputPathError(ValueError):
+    """An input path that names no regular file (a folder, a FIFO, a device, a socket);
+    the message names the path and what it is (``reason``: what it is, without the path)."""
+
+    def __init__(self, path: str | Path, kind: str) -> None:
+        """``path is KIND, not a regular file``."""
+        self.reason = f"is {kind}, not a regular file"
+        super().__init__(f"{printable(path)} {self.reason}")
+
+
+def _file_kind(mode: int) -> str | None:
+    """What a non-regular file is, in words (None for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def regular_file_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be read as an input file (it is a folder, a FIFO, a device, a
+    socket), None for a regular file (a missing one: the OSError of opening it)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    kind = _file_kind(info.st_mode)
+    return None if kind is None else str(InputPathError(path, kind))
+
+
+def open_input(path: str | Path, mode: str = "rb", encoding: str | None = None,
+               **options: Any) -> IO[Any]:
+    """Open an input file for reading, refusing anything but a regular file without
+    blocking (a FIFO with no writer would hang ``open``; a device never ends):
+    :class:`InputPathError` naming it. The check is on the opened file itself."""
+    try:
+        kind = _file_kind(os.stat(path).st_mode)
+    except OSError:
+        kind = None  # opening it says why
+    if kind is not None:
+        raise InputPathError(path, kind)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        kind = _file_kind(os.fstat(fd).st_mode)
+        if kind is not None:  # swapped since the check above
+            raise InputPathError(path, kind)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, mode, encoding=encoding, **options)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_input_bytes(path: str | Path) -> bytes:
+    """The bytes of the regular file at ``path`` (:func:`open_input`'s refusals)."""
+    with open_input(path) as stream:
+        data: bytes = stream.read()
+    return data
+
+
 def read_yaml(path: str | Path) -> Any:
     """The YAML document in the file at ``path``; ValueError naming the file on an
     unreadable, non-UTF-8 or malformed one (line and column of the YAML error)."""
     import yaml
 
     try:
-        with open(path, encoding="utf-8") as stream:
+        with open_input(path, "r", encoding="utf-8") as stream:
             return yaml.safe_load(stream)
     except OSError as exc:
         raise ValueError(f"{path}: cannot be read: {os_reason(exc)}") from None

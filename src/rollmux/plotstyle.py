@@ -78,6 +78,7 @@ POLICY_STYLES: dict[str, PolicyStyle] = {
     "optimal": PolicyStyle("Optimal", "#000000"),
     "regroup": PolicyStyle("Regroup (hourly optimal)", "#999999"),
     "rollmux-repeat": PolicyStyle("RollMux (repeat orders)", "#004C7A"),
+    "rollmux-repeat-strict": PolicyStyle("RollMux (repeat, per-iteration SLO)", "#5D8AA8"),
     "rollmux-noprune": PolicyStyle("RollMux (no pruning)", "#3A8FC7"),
     "rollmux-expected": PolicyStyle("RollMux (expected)", "#6FA8D6"),
     "rollmux-ordersearch": PolicyStyle("RollMux (order search)", "#1B5E8C"),

@@ -28,15 +28,53 @@ with open("src/rollmux/data/claims.csv", encoding="utf-8") as _fh:
     )
 
 
+# The production claims with real response lengths (production_gap.smk, rule
+# evidence_production_lengths): companion rows <metric>@real-lengths and their per-seed
+# values, shown beside the lognormal values; none when lengths.path is off.
+REAL_LENGTHS_METRICS = ["results/metrics/real_lengths.csv"] if LENGTHS_PATH else []
+REAL_LENGTHS_SEED_METRICS = ["results/metrics/seeds/real_lengths.csv"] if LENGTHS_PATH else []
+
+
+# What it would take (issue 19 item 5): for the simulation claims and Fig. 12's migration
+# gain, the model input at which ours gives the paper's value, found by a 1-D search and
+# fed back through the metrics' own code (rollmux.experiments.near_edge; docs/metrics.md,
+# "What it would take"). The claims report shows it for every reproduced row with
+# |margin| > 0.5.
+rule evidence_what_it_would_take:
+    conda:
+        ENV
+    input:
+        sensitivity=rules.sim_sensitivity.output.table,
+        mixed=rules.sim_mixed.output.table,
+        jobs=run_files(SIM_PLAN.sensitivity + SIM_PLAN.mixed, "jobs.csv"),
+        timeseries=run_files(SIM_PLAN.sensitivity + SIM_PLAN.mixed, "timeseries.csv"),
+        ledger="src/rollmux/data/claims.csv",
+    output:
+        table="results/evidence/what_it_would_take.csv",
+    params:
+        window=SIM_PLAN.window,
+        slo_endpoints=config["sim"].get("metrics", {}).get("slo_endpoints", ["1.2", "2"]),
+        reference=SIM_PLAN.reference,
+        # Fig. 12's pairs as the micro-benchmark stage runs them, over the claims' seeds
+        seeds=SEEDS,
+        iterations=config["microbench"]["iterations"],
+        overrides=config.get("hardware_overrides", {}),
+    log:
+        "results/logs/evidence/what_it_would_take.log",
+    script:
+        "../scripts/near_edge.py"
+
 
 rule claims_report:
     conda:
         ENV
     input:
-        metrics=expand("results/metrics/{stage}.csv", stage=CLAIM_STAGES),
+        metrics=expand("results/metrics/{stage}.csv", stage=CLAIM_STAGES)
+        + REAL_LENGTHS_METRICS,
         # the same metrics at each seed (rollmux.experiments.intervals): each claim's mean
         # and 95% interval over seeds, its status from the interval
-        seed_metrics=expand("results/metrics/seeds/{stage}.csv", stage=CLAIM_SEED_STAGES),
+        seed_metrics=expand("results/metrics/seeds/{stage}.csv", stage=CLAIM_SEED_STAGES)
+        + REAL_LENGTHS_SEED_METRICS,
         # results beyond the paper (beyond.smk, designs.smk), rendered after the claims
         beyond_metrics=BEYOND_METRICS,
         beyond_ledger="src/rollmux/data/beyond.csv",
@@ -46,7 +84,8 @@ rule claims_report:
         footnotes="src/rollmux/data/claims_footnotes.yaml",
         residuals=CALIBRATION_RESIDUALS,
         # computed inputs that give the paper's values (near-edge reproduced rows)
-        what_it_would_take=["results/microbench/what_it_would_take.csv"],
+        what_it_would_take=["results/microbench/what_it_would_take.csv",
+                            rules.evidence_what_it_would_take.output.table],
         evidence=EVIDENCE,
     output:
         table=report(

@@ -135,6 +135,11 @@ if LENGTHS_PATH:
             ),
             # RollMux's jobs with real lengths by the workload that served them
             by_workload="results/evidence/production_lengths_by_workload.csv",
+            # the production claims' metrics with real lengths as companion rows
+            # <metric>@real-lengths (mean over seeds, and each seed), which the claims
+            # report shows beside the lognormal values
+            metrics="results/metrics/real_lengths.csv",
+            seed_metrics="results/metrics/seeds/real_lengths.csv",
         params:
             experiment="lengths",
             lengths=LENGTHS_PATH,

@@ -51,11 +51,14 @@ table = pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
 table = table.sort_values(["trace", "policy", "seed"], kind="stable")
 write_csv(table, snakemake.output.table, float_format="%.6g")
 baseline, *others = snakemake.params.policies
+# The first candidate carries the baseline's readings and the decision latency ratio;
+# the others (e.g. rollmux-repeat-strict) their own readings against the same baseline.
 metrics = pd.concat([comparison_metrics(table, baseline, candidate,
                                         dict(snakemake.params.labels),
                                         candidate.replace("-", "_"),
-                                        str(snakemake.output.table))
-                     for candidate in others]
+                                        str(snakemake.output.table),
+                                        with_baseline=i == 0, with_latency=i == 0)
+                     for i, candidate in enumerate(others)]
                     + [slo_optimum_metrics(pd.read_csv(snakemake.input.slo_optimum),
                                            pd.read_csv(snakemake.input.slo_optimum_summary),
                                            str(snakemake.input.slo_optimum))],

@@ -16,6 +16,7 @@ from rollmux.experiments.production_gap import (
     gap_table,
     lengths_by_workload,
     lengths_claims,
+    real_lengths_metrics,
     slo_by_replay,
     slo_readings,
 )
@@ -85,6 +86,13 @@ else:
                             "lengths": slo_readings(summaries(real))})
     write_csv(table, snakemake.output.table, "%.6g")
     logging.info("wrote %d rows to %s", len(table), snakemake.output.table)
+    # The same claims' metrics as companion rows <metric>@real-lengths, per seed and their
+    # mean, for the claims report (beside the lognormal values).
+    metrics, per_seed = real_lengths_metrics(collect_runs(folders(real)),
+                                             f"{snakemake.output.table} (replays with "
+                                             f"lengths from {snakemake.params.lengths})")
+    write_csv(metrics, snakemake.output.metrics)
+    write_csv(per_seed, snakemake.output.seed_metrics)
     # RollMux's jobs with real lengths, by the workload that served each (rule R1).
     import pandas as pd
 

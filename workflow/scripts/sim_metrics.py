@@ -12,7 +12,7 @@ import pandas as pd
 
 from rollmux.experiments.intervals import mean_over_seeds, per_seed_metrics
 from rollmux.experiments.production import production_metrics
-from rollmux.experiments.sensitivity import simulation_metrics
+from rollmux.experiments.sensitivity import simulation_metrics_over_seeds
 from rollmux.io import write_csv
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
@@ -25,16 +25,11 @@ if hasattr(snakemake.input, "sensitivity"):
     sources = f"{snakemake.input.sensitivity};{snakemake.input.mixed}"
     endpoints = [str(v) for v in snakemake.params.slo_endpoints]
 
-    def build(sens: pd.DataFrame, mixed: pd.DataFrame) -> pd.DataFrame:
-        return simulation_metrics(sens, mixed, sources, slo_endpoints=endpoints,
-                                  window_note=note)
-
-    metrics = build(sens, mixed)
     # each claim's value at each seed alone (replays the seed does not change are copied
     # to every seed by the sweeps' tables), the metrics file's value the mean of those
-    per_seed = per_seed_metrics(
-        lambda seed: build(sens[sens["seed"] == seed], mixed[mixed["seed"] == seed]),
-        sorted(int(s) for s in sens["seed"].unique()))
+    metrics, per_seed = simulation_metrics_over_seeds(sens, mixed, sources,
+                                                      slo_endpoints=endpoints,
+                                                      window_note=note)
 else:
     prod = pd.read_csv(snakemake.input.table, dtype={"slo": str})
     source = str(snakemake.input.table)
@@ -42,7 +37,7 @@ else:
     per_seed = per_seed_metrics(
         lambda seed: production_metrics(prod[prod["seed"] == seed], source),
         sorted(int(s) for s in prod["seed"].unique()))
-metrics = mean_over_seeds(metrics, per_seed)
+    metrics = mean_over_seeds(metrics, per_seed)
 write_csv(metrics, snakemake.output.metrics)
 write_csv(per_seed, snakemake.output.seed_metrics)
 logging.info("wrote %d metrics to %s (per seed: %s)", len(metrics), snakemake.output.metrics,

@@ -29,17 +29,21 @@ def _interval(values: np.ndarray) -> tuple[object, object]:
 
 
 def comparison_metrics(table: pd.DataFrame, baseline: str, candidate: str,
-                       labels: Mapping[str, str], prefix: str, source: str) -> pd.DataFrame:
+                       labels: Mapping[str, str], prefix: str, source: str,
+                       with_baseline: bool = True,
+                       with_latency: bool = True) -> pd.DataFrame:
     """Metrics (the metrics contract's columns) of ``candidate`` against ``baseline``.
 
     ``table``: rows of :data:`COMPARISON_COLUMNS`, one per replay and seed; ``labels``:
     trace -> the label in the metric names, ``<prefix>_<quantity>_<label>``. Per trace,
     each the mean over seeds (replays paired by seed) with a 95 % Student-t interval
     (``low``/``high``) when there are two seeds or more: the cost of completing the trace
-    and the mean slowdown as ratios candidate / baseline (``x``), the candidate's SLO
-    attainment under the paper reference and the realised reading and the baseline's
-    realised one (``%``), and the median decision latency ratio (``x``). ValueError
-    naming the trace and policy when a replay is missing.
+    and the mean slowdown as ratios candidate / baseline (``x``); the candidate's SLO
+    attainment under the three readings, paper reference (``slo_attainment``), realised
+    and planned (``%``); its per-iteration tail, iterations above ``SLO x T_solo`` and
+    the jobs with any (``count``); with ``with_baseline`` the baseline's three readings
+    and tail (``baseline_...``); with ``with_latency`` the median decision latency ratio
+    (``x``). ValueError naming the trace and policy when a replay is missing.
     """
     rows = []
     for trace, label in labels.items():
@@ -59,17 +63,27 @@ def comparison_metrics(table: pd.DataFrame, baseline: str, candidate: str,
                 return np.full(len(frame), np.nan)
             return frame[name].to_numpy(dtype=float)
 
-        for quantity, values, unit in (
+        quantities = [
             ("cost_ratio", col(cand, "total_cost_usd") / col(base, "total_cost_usd"), "x"),
-            ("slo_attainment", 100.0 * col(cand, "slo_attainment"), "%"),
-            ("slo_attainment_realised", 100.0 * col(cand, "slo_attainment_realised"), "%"),
-            ("baseline_slo_attainment_realised",
-             100.0 * col(base, "slo_attainment_realised"), "%"),
-            ("mean_slowdown_ratio", col(cand, "mean_slowdown") / col(base, "mean_slowdown"),
-             "x"),
-            ("decision_latency_ratio",
-             col(cand, "decision_median_ms") / col(base, "decision_median_ms"), "x"),
-        ):
+        ]
+        sides = [("", cand)] + ([("baseline_", base)] if with_baseline else [])
+        for side, frame in sides:
+            quantities += [
+                (f"{side}slo_attainment", 100.0 * col(frame, "slo_attainment"), "%"),
+                (f"{side}slo_attainment_realised",
+                 100.0 * col(frame, "slo_attainment_realised"), "%"),
+                (f"{side}slo_attainment_planned",
+                 100.0 * col(frame, "slo_attainment_planned"), "%"),
+                (f"{side}iterations_above_slo", col(frame, "iterations_above_slo"), "count"),
+                (f"{side}jobs_above_slo", col(frame, "jobs_above_slo"), "count"),
+            ]
+        quantities.append(("mean_slowdown_ratio",
+                           col(cand, "mean_slowdown") / col(base, "mean_slowdown"), "x"))
+        if with_latency:
+            quantities.append(("decision_latency_ratio",
+                               col(cand, "decision_median_ms") / col(base, "decision_median_ms"),
+                               "x"))
+        for quantity, values, unit in quantities:
             low, high = _interval(values)
             rows.append({"metric": f"{prefix}_{quantity}_{label}",
                          "value": float(np.nanmean(values)) if np.isfinite(values).any()

@@ -21,11 +21,14 @@ import pandas as pd
 __all__ = [
     "ATTAINMENT_METRICS",
     "BESIDE_READING",
+    "COMPANION_READINGS",
+    "LENGTHS_READING",
     "METRICS",
     "METRIC_COLUMNS",
     "STAGES",
     "STATUS_READING",
     "Metric",
+    "companion_error",
     "metric_row",
     "metric_unit",
     "metrics_frame",
@@ -186,7 +189,33 @@ ATTAINMENT_METRICS: frozenset[str] = frozenset({
 #: The SLO reading an attainment claim takes its status from, and the one shown beside it.
 STATUS_READING = "realised"
 BESIDE_READING = "reference"
+#: The production replays again with response lengths from real runs (config
+#: ``lengths.path``, ``simulate --lengths``; issue 19): companion rows
+#: ``<metric>@real-lengths`` of every production metric, shown beside the lognormal value
+#: in the claims report (docs/metrics.md, "Real response lengths").
+LENGTHS_READING = "real-lengths"
+#: Companion readings -> the metrics that may carry one.
+COMPANION_READINGS: dict[str, str] = {
+    BESIDE_READING: "an SLO attainment metric (ATTAINMENT_METRICS)",
+    LENGTHS_READING: "a production metric (stage 'production')",
+}
 _READING_SEPARATOR = "@"
+
+
+def companion_error(metric: str, reading: str) -> str:
+    """Why ``metric@reading`` is not an allowed companion row ('' when it is).
+
+    ``@reference``: the paper-reference reading of an SLO attainment metric;
+    ``@real-lengths``: a production metric replayed with real response lengths.
+    """
+    if reading == BESIDE_READING and metric in ATTAINMENT_METRICS:
+        return ""
+    if reading == LENGTHS_READING and metric in METRICS \
+            and METRICS[metric].stage == "production":
+        return ""
+    allowed = "; ".join(f"{r!r} for {what}" for r, what in COMPANION_READINGS.items())
+    return (f"metric {metric!r}: no companion row under reading {reading!r} (allowed: "
+            f"{allowed})")
 
 
 def with_reading(metric: str, reading: str) -> str:
@@ -203,12 +232,10 @@ def split_reading(name: str) -> tuple[str, str]:
 def metric_unit(metric: str) -> str:
     """The unit of ``metric`` in the contract; ValueError naming an undeclared metric."""
     metric, reading = split_reading(metric)
-    if reading and (metric not in ATTAINMENT_METRICS or reading != BESIDE_READING):
-        raise ValueError(f"metric {metric!r}: a companion row under reading {reading!r} is "
-                         f"allowed only for an SLO attainment metric, reading "
-                         f"{BESIDE_READING!r}")
     if metric not in METRICS:
         raise ValueError(f"metric {metric!r} is not declared in rollmux.experiments.metrics")
+    if reading and companion_error(metric, reading):
+        raise ValueError(companion_error(metric, reading))
     return METRICS[metric].unit
 
 

@@ -14,8 +14,10 @@ trace (a fact of the trace and a baseline), the lengths are recorded data.
   per pool; each job's work, GPUs and SLO are unchanged, so Solo-D's and veRL's total costs
   are too.
 * :func:`gap_table`: one row per step and claim, from each step's replay table (the
-  production metrics of :func:`rollmux.experiments.production.production_metrics`) and the
-  replays' summaries (realised SLO).
+  production metrics of :func:`rollmux.experiments.production.production_metrics`, at
+  each seed alone) and the replays' summaries (realised SLO): the mean over the step's
+  seeds and its 95% Student-t interval (:func:`rollmux.experiments.intervals.t_interval`,
+  the claims report's).
 
 Definitions: docs/findings.md section 5; the factors' sources in :data:`FACTORS`.
 """
@@ -46,6 +48,7 @@ __all__ = [
     "gap_table",
     "lengths_by_workload",
     "lengths_claims",
+    "real_lengths_metrics",
     "slo_by_replay",
     "slo_readings",
     "solo_peak",
@@ -78,8 +81,8 @@ CLAIMS: tuple[str, ...] = ("C01", "C02", "C04", "C10", "C11", "C12", "C13")
 
 #: Columns of :func:`gap_table`.
 GAP_COLUMNS: tuple[str, ...] = (
-    "step", "setup", "factor", "source", "claim", "metric", "paper", "ours", "ours_low",
-    "ours_high", "seeds", "ours_over_paper", "gap_closed", "note",
+    "step", "setup", "factor", "source", "claim", "metric", "paper", "ours", "ci_low",
+    "ci_high", "seeds", "ours_over_paper", "gap_closed", "note",
 )
 
 
@@ -183,8 +186,11 @@ class Step:
 def gap_table(steps: Sequence[Step], ledger: pd.DataFrame) -> pd.DataFrame:
     """One row per step and claim (:data:`CLAIMS` and RollMux's realised SLO attainment).
 
-    ``gap_closed``: (ours - the first step's) / (paper - the first step's), the share of the
-    first step's distance to the paper a step has closed (negative: it moved away).
+    ``ours`` is the mean of the claim's per-seed values (each seed's replays alone, as the
+    claims report's per-seed metrics), ``ci_low``/``ci_high`` its 95% Student-t interval
+    over the ``seeds`` seeds (the mean itself with one seed). ``gap_closed``: (ours - the
+    first step's) / (paper - the first step's), the share of the first step's distance to
+    the paper a step has closed (negative: it moved away).
     """
     from rollmux.experiments.production import production_metrics
 
@@ -200,34 +206,37 @@ def gap_table(steps: Sequence[Step], ledger: pd.DataFrame) -> pd.DataFrame:
         for claim in CLAIMS:
             metric = str(by_id.at[claim, "metric"])
             paper = float(by_id.at[claim, "paper_value"])
-            ours = float(metrics.at[metric, "value"])
             spread = [float(m[metric]) for m in per_seed]
-            base.setdefault(claim, ours)
-            rows.append(_row(step, claim, metric, paper, ours, spread, base[claim],
+            base.setdefault(claim, float(np.mean(spread)))
+            rows.append(_row(step, claim, metric, paper, spread, base[claim],
                              str(metrics.at[metric, "note"])))
         readings = step.slo_by_seed or ((step.slo_realised, step.slo_reference),)
-        for k, (claim, metric, value, note) in enumerate((
-            ("C03", "slo_attainment_realised_rollmux", step.slo_realised,
+        for k, (claim, metric, note) in enumerate((
+            ("C03", "slo_attainment_realised_rollmux",
              "RollMux's jobs within their SLO, realised over solo on the same draws (%)"),
-            ("C03", "slo_attainment_reference_rollmux", step.slo_reference,
+            ("C03", "slo_attainment_reference_rollmux",
              "RollMux's jobs within their SLO over the worst-case solo estimate (%)"),
         )):
             paper = float(by_id.at[claim, "paper_value"])
-            base.setdefault(metric, value)
-            rows.append(_row(step, claim, metric, paper, value, [r[k] for r in readings],
-                             base[metric], note))
+            spread = [r[k] for r in readings]
+            base.setdefault(metric, float(np.mean(spread)))
+            rows.append(_row(step, claim, metric, paper, spread, base[metric], note))
     return pd.DataFrame(rows, columns=list(GAP_COLUMNS))
 
 
-def _row(step: Step, claim: str, metric: str, paper: float, ours: float,
-         spread: Sequence[float], base: float, note: str) -> dict[str, Any]:
-    """One row of the table (``spread``: the value per seed)."""
+def _row(step: Step, claim: str, metric: str, paper: float, spread: Sequence[float],
+         base: float, note: str) -> dict[str, Any]:
+    """One row of the table (``spread``: the value per seed; ours their mean)."""
+    from rollmux.experiments.intervals import t_interval
+
+    ci = t_interval(spread)
+    ours = ci.mean
     span = paper - base
     closed = (ours - base) / span if abs(span) > 1e-12 else math.nan
     return {"step": step.name, "setup": step.setup, "factor": step.factor,
             "source": step.source, "claim": claim, "metric": metric, "paper": paper,
-            "ours": ours, "ours_low": min(spread), "ours_high": max(spread),
-            "seeds": len(spread), "ours_over_paper": ours / paper if paper else math.nan,
+            "ours": ours, "ci_low": ci.low, "ci_high": ci.high,
+            "seeds": ci.n, "ours_over_paper": ours / paper if paper else math.nan,
             "gap_closed": closed, "note": note}
 
 
@@ -300,6 +309,33 @@ def lengths_claims(ledger: pd.DataFrame, tolerances: Mapping[str, Any],
             row[f"holds_{name}"] = bool(verdict.holds)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(LENGTHS_COLUMNS))
+
+
+def real_lengths_metrics(prod: pd.DataFrame, source: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The production claims' metrics of the replays with real lengths, as companion rows.
+
+    ``prod``: a production replay table (rollmux, solo-d, verl; any number of seeds) whose
+    replays drew response lengths from real runs. Returns (metrics, per seed): every plain
+    metric of :func:`rollmux.experiments.production.production_metrics` renamed
+    ``<metric>@real-lengths`` (:data:`rollmux.experiments.metrics.LENGTHS_READING`), each
+    seed's replays alone in the per-seed table and their mean in the metrics
+    (:func:`rollmux.experiments.intervals.mean_over_seeds`), as the production stage
+    writes its own (results/metrics/real_lengths.csv and seeds/real_lengths.csv).
+    """
+    from rollmux.experiments.intervals import mean_over_seeds, per_seed_metrics
+    from rollmux.experiments.metrics import LENGTHS_READING, split_reading, with_reading
+    from rollmux.experiments.production import production_metrics
+
+    def build(table: pd.DataFrame) -> pd.DataFrame:
+        frame = production_metrics(table, source)
+        frame = frame[[not split_reading(str(m))[1] for m in frame["metric"]]].copy()
+        frame["metric"] = [with_reading(str(m), LENGTHS_READING) for m in frame["metric"]]
+        frame["note"] = [f"real response lengths: {n}" for n in frame["note"]]
+        return frame.reset_index(drop=True)
+
+    seeds = sorted(int(s) for s in prod["seed"].unique())
+    per_seed = per_seed_metrics(lambda seed: build(prod[prod["seed"] == seed]), seeds)
+    return mean_over_seeds(build(prod), per_seed), per_seed
 
 
 #: Columns of :func:`lengths_by_workload`.

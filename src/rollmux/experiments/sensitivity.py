@@ -32,7 +32,7 @@ from rollmux.sim.sweeps import (
     slo_label,
 )
 
-__all__ = ["simulation_metrics"]
+__all__ = ["simulation_metrics", "simulation_metrics_over_seeds"]
 
 _COST_WHAT = "total cost / optimal's"
 _SLO_WHAT = "SLO attainment, realised reading (realised over solo on the same draws)"
@@ -149,3 +149,22 @@ def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
                       for m in frame["metric"]]
     return frame.sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(
         drop=True)
+
+
+def simulation_metrics_over_seeds(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
+                                  slo_endpoints: Sequence[str] = ("1.2", "2"),
+                                  window_note: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The simulation metrics file and its per-seed file: :func:`simulation_metrics` of
+    each seed's rows alone (a replay the seed does not change is copied to every seed by
+    the sweeps' tables), and the metrics with each value the mean of its per-seed values
+    (:mod:`rollmux.experiments.intervals`)."""
+    from rollmux.experiments.intervals import mean_over_seeds, per_seed_metrics
+
+    def build(s: pd.DataFrame, m: pd.DataFrame) -> pd.DataFrame:
+        return simulation_metrics(s, m, sources, slo_endpoints=slo_endpoints,
+                                  window_note=window_note)
+
+    per_seed = per_seed_metrics(
+        lambda seed: build(sens[sens["seed"] == seed], mixed[mixed["seed"] == seed]),
+        sorted(int(s) for s in sens["seed"].unique()))
+    return mean_over_seeds(build(sens, mixed), per_seed), per_seed

@@ -160,7 +160,7 @@ def _builtin_policies() -> dict[str, _Factory]:
     from rollmux.placement.regroup import RegroupPolicy
     from rollmux.placement.rollmux import RollMuxPolicy
     from rollmux.placement.rollmux_join import JoinAwareRollMux
-    from rollmux.placement.rollmux_repeat import RollMuxRepeatPolicy
+    from rollmux.placement.rollmux_repeat import RollMuxRepeatPolicy, RollMuxRepeatStrictPolicy
     from rollmux.placement.solo_d import SoloDPolicy
     from rollmux.placement.timeslice import TimeslicePolicy
     from rollmux.placement.variants import (
@@ -173,7 +173,8 @@ def _builtin_policies() -> dict[str, _Factory]:
 
     classes: tuple[type[PlacementPolicy], ...] = (
         RollMuxPolicy, NoPruneRollMux, ExpectedRollMux, OrderSearchRollMux,
-        CostWeightedRollMux, RollMuxRepeatPolicy, SoloDPolicy, VerlPolicy, GavelPlusPolicy,
+        CostWeightedRollMux, RollMuxRepeatPolicy, RollMuxRepeatStrictPolicy, SoloDPolicy,
+        VerlPolicy, GavelPlusPolicy,
         RandomPolicy, GreedyPolicy, OptimalPolicy, RegroupPolicy, TimeslicePolicy,
         AsyncSoloDPolicy, JoinAwareRollMux,
     )

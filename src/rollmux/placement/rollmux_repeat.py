@@ -54,7 +54,7 @@ from rollmux.placement.rollmux import RollMuxPolicy
 from rollmux.placement.snapshot import ClusterSnapshot, GroupKind, GroupState, Pool
 from rollmux.schedule.repeat import PLANNER_SEARCH, repeat_schedule
 
-__all__ = ["RollMuxRepeatPolicy", "SchedulePlan", "plan_group"]
+__all__ = ["RollMuxRepeatPolicy", "RollMuxRepeatStrictPolicy", "SchedulePlan", "plan_group"]
 
 REL_TOL = 1e-9
 NodeOrders = tuple[tuple[str, tuple[str, ...]], ...]
@@ -90,12 +90,16 @@ def plan_group(
     exact_limit: int = PLANNER_SEARCH["exact_limit"],
     local_evaluations: int = PLANNER_SEARCH["local_evaluations"],
     max_vectors: int | None = PLANNER_SEARCH["max_vectors"],
+    per_iteration: bool = False,
 ) -> SchedulePlan | None:
     """The highest cost-weighted-utilisation schedule meeting every member's SLO.
 
     ``group``'s jobs carry the phases to plan with (worst-case for admission) and their
     SLOs; node ids become the keys of ``node_orders``. ``None`` when no schedule with
-    multiplicities ``1..max_multiplicity`` meets every SLO. Pure: same group, same plan.
+    multiplicities ``1..max_multiplicity`` meets every SLO. ``per_iteration``: a schedule
+    with repetitions must keep every steady-state iteration within ``SLO_j x T_solo_j``
+    (:func:`rollmux.schedule.repeat.steady_iterations_s`), not only the average. Pure:
+    same group, same plan.
     """
     rollout, train = group.effective_phases_s()
     jobs = group.jobs
@@ -116,6 +120,7 @@ def plan_group(
         exact_limit=exact_limit,
         local_evaluations=local_evaluations,
         max_vectors=max_vectors,
+        per_iteration=per_iteration,
     )
     if result is None:
         return None
@@ -147,7 +152,10 @@ class RollMuxRepeatPolicy(PlacementPolicy):
 
     name = "rollmux-repeat"
     options = frozenset({"max_multiplicity", "rescue", "rescue_limit", "exact_limit",
-                         "local_evaluations", "max_vectors"}) | RollMuxPolicy.options
+                         "local_evaluations", "max_vectors", "per_iteration"}
+                        ) | RollMuxPolicy.options
+    #: Default of ``per_iteration`` (:func:`plan_group`).
+    per_iteration_default = False
 
     def __init__(
         self,
@@ -157,9 +165,14 @@ class RollMuxRepeatPolicy(PlacementPolicy):
         exact_limit: int = PLANNER_SEARCH["exact_limit"],
         local_evaluations: int = PLANNER_SEARCH["local_evaluations"],
         max_vectors: int | None = PLANNER_SEARCH["max_vectors"],
+        per_iteration: bool | None = None,
         **rollmux_options: Any,
     ) -> None:
-        """Validate the options; ``rollmux_options`` go to the RollMux base policy."""
+        """Validate the options; ``rollmux_options`` go to the RollMux base policy.
+
+        ``per_iteration`` (None: the class's default): plans with repetitions keep every
+        member's every steady-state iteration within its SLO (:func:`plan_group`).
+        """
         for name, value in (("max_multiplicity", max_multiplicity),
                             ("rescue_limit", rescue_limit), ("exact_limit", exact_limit),
                             ("local_evaluations", local_evaluations)):
@@ -167,6 +180,11 @@ class RollMuxRepeatPolicy(PlacementPolicy):
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         if not isinstance(rescue, bool):
             raise ValueError(f"rescue must be a bool, got {rescue!r}")
+        if per_iteration is None:
+            per_iteration = self.per_iteration_default
+        if not isinstance(per_iteration, bool):
+            raise ValueError(f"per_iteration must be a bool, got {per_iteration!r}")
+        self.per_iteration = per_iteration
         if max_vectors is not None and (
             isinstance(max_vectors, bool) or not isinstance(max_vectors, int) or max_vectors < 1
         ):
@@ -193,6 +211,7 @@ class RollMuxRepeatPolicy(PlacementPolicy):
             exact_limit=self.exact_limit,
             local_evaluations=self.local_evaluations,
             max_vectors=self.max_vectors,
+            per_iteration=self.per_iteration,
         )
 
     def _group_model(self, group: GroupState, snapshot: ClusterSnapshot,
@@ -345,3 +364,17 @@ class RollMuxRepeatPolicy(PlacementPolicy):
                 ))
         return best[1] if best is not None else None
 
+
+
+class RollMuxRepeatStrictPolicy(RollMuxRepeatPolicy):
+    """rollmux-repeat keeping a per-iteration guarantee (issue 21, item 5).
+
+    As :class:`RollMuxRepeatPolicy`, but a plan with repetitions (re-planned group or
+    rescue) is accepted only when every member's every iteration in the plan's steady
+    state (worst-case phases) stays within ``SLO_j x T_solo_j``, not only the average
+    ``P / m_j``: a user whose SLO is per iteration keeps it wherever RollMux would have.
+    Where no such plan exists, RollMux's own decision stands.
+    """
+
+    name = "rollmux-repeat-strict"
+    per_iteration_default = True

@@ -173,15 +173,20 @@ def certified_best(
     rollout_work_s: Sequence[float] | None = None,
     train_work_s: Sequence[float] | None = None,
     time_limit_s: float = 60.0,
+    incumbent: tuple[Sequence[int], Sequence[Sequence[int]]] | None = None,
 ) -> CertifiedSchedule | None:
     """The highest-utilisation schedule with every ``P / m_j <= max_iteration_s[j]``, proven.
 
     Vectors by decreasing ``c(m) / LB(m)`` (Lemma 1's bound), each solved by
-    :func:`min_period` with ``P <= min_j m_j cap_j``, until no vector left can beat the
-    best: an exact branch and bound over multiplicities ``1..max_multiplicity``.
-    ``certified`` is False only when a MILP hit its time limit. ``None`` when no
-    schedule meets the caps. Arguments as in
-    :func:`rollmux.schedule.repeat.repeat_schedule`.
+    :func:`min_period` with ``P <= min_j m_j cap_j`` and, once a schedule is known, ``P``
+    short enough to beat it (``c(m) / P`` above the best utilisation: a vector that
+    cannot is proven so by an infeasible MILP, which a tight period bound makes fast),
+    until no vector left can beat the best: an exact branch and bound over
+    multiplicities ``1..max_multiplicity``. ``incumbent``: a known schedule
+    (multiplicities, per-node orders in the group's node order, e.g. a heuristic's) to
+    start from; it is checked, and ignored when it misses a cap. ``certified`` is False
+    only when a MILP hit its time limit. ``None`` when no schedule meets the caps.
+    Arguments as in :func:`rollmux.schedule.repeat.repeat_schedule`.
     """
     group = _make_group(rollout_s, train_s, rollout_node, train_node)
     caps = [float(c) for c in max_iteration_s]
@@ -201,11 +206,24 @@ def certified_best(
                        limit))
     scored.sort()
     best: CertifiedSchedule | None = None
+    if incumbent is not None:
+        from rollmux.schedule.repeat import _Evaluator
+
+        mult0 = tuple(int(m) for m in incumbent[0])
+        state0 = tuple(tuple(int(j) for j in seq) for seq in incumbent[1])
+        period0 = _Evaluator(group, mult0).period(state0)
+        if math.isfinite(period0) and all(
+                period0 <= m * c * (1.0 + REL_TOL) for m, c in zip(mult0, caps, strict=True)):
+            util0 = sum(m * c for m, c in zip(mult0, coef, strict=True)) / period0
+            best = CertifiedSchedule(mult0, state0, period0, util0, True, 0)
     certified = True
     n_solved = 0
     for neg_bound, _, mult, numerator, limit in scored:
         if best is not None and -neg_bound <= best.utilisation * (1.0 + REL_TOL):
             break
+        if best is not None:
+            # Only a period that beats the best schedule matters (c(m) / P > U_best).
+            limit = min(limit, numerator / (best.utilisation * (1.0 + REL_TOL)))
         found = min_period(group, mult, limit * (1.0 + 1e-9), time_limit_s)
         n_solved += 1
         certified = certified and found.optimal

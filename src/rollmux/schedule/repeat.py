@@ -52,7 +52,7 @@ from rollmux.schedule.search import (
     _states,
 )
 
-__all__ = ["PLANNER_SEARCH", "RepeatSchedule", "repeat_schedule"]
+__all__ = ["PLANNER_SEARCH", "RepeatSchedule", "repeat_schedule", "steady_iterations_s"]
 
 State = tuple[tuple[int, ...], ...]
 # Bellman-Ford sweeps spent on the lower-bound certificate before Howard's iteration:
@@ -245,6 +245,7 @@ def repeat_schedule(
     max_vectors: int | None = None,
     min_gain: float = 0.0,
     seed: int = 0,
+    per_iteration: bool = False,
 ) -> RepeatSchedule | None:
     """The highest-utilisation schedule found with multiplicities ``1..max_multiplicity``.
 
@@ -258,7 +259,10 @@ def repeat_schedule(
     that cannot beat it are skipped, so the result may stay below it, and then its
     ``upper_bound`` proves that nothing reaches much above it. Arguments as in
     :func:`rollmux.meta_iteration_time`; the search is deterministic for a ``seed``.
-    See the module docstring.
+    ``per_iteration``: a schedule with repetitions must also keep every iteration of
+    every job within its cap in the steady state (:func:`steady_iterations_s`), not only
+    the average (round-robin is kept as the caps on ``P`` admit it). See the module
+    docstring.
     """
     group = _make_group(rollout_s, train_s, rollout_node, train_node)
     n = group.n_jobs
@@ -331,6 +335,9 @@ def repeat_schedule(
             continue
         util = numerator / period
         if best is None or util > best[0] * (1.0 + REL_TOL):
+            if per_iteration and caps is not None and not _iterations_within(
+                    group, state, caps):
+                continue
             best = (util, tuple(mult), state, period)
     if best is None:
         return None
@@ -348,6 +355,45 @@ def repeat_schedule(
         n_evaluated=n_evaluated,
         schedule=group.schedule(state),
     )
+
+
+#: Meta-iterations :func:`steady_iterations_s` runs before it measures, and measures.
+STEADY_WARMUP, STEADY_MEASURED = 6, 12
+
+
+def steady_iterations_s(schedule: Schedule, warmup: int = STEADY_WARMUP,
+                        measured: int = STEADY_MEASURED) -> tuple[float, ...]:
+    """Each job's longest iteration in the steady state of ``schedule``'s execution.
+
+    The schedule runs as the replay runs planned orders (every node serves its fixed
+    cyclic order, each phase as soon as it may: :func:`rollmux.schedule.eventsim.simulate`)
+    for ``warmup + measured + 1`` meta-iterations; job j's iteration lasts from one of its
+    rollout starts to the next, and the longest of the ``measured`` meta-iterations after
+    the ``warmup`` ones is returned (a max-plus system is periodic after a transient,
+    with a cyclicity the measured window covers up to ``measured``).
+    """
+    from rollmux.schedule.eventsim import simulate
+
+    if warmup < 0 or measured < 1:
+        raise ValueError(f"warmup = {warmup}, measured = {measured}: expected >= 0 and >= 1")
+    mult = schedule.multiplicity()
+    starts: dict[int, dict[int, float]] = {}
+    for r in simulate(schedule, warmup + measured + 1):
+        if r.phase == "rollout":
+            per_job = starts.setdefault(r.job, {})
+            per_job[r.iteration] = min(r.start_s, per_job.get(r.iteration, math.inf))
+    out = []
+    for j, m in enumerate(mult):
+        t = starts.get(j, {})
+        out.append(max((t[k + 1] - t[k] for k in range(warmup * m, (warmup + measured) * m)
+                        if k in t and k + 1 in t), default=math.inf))
+    return tuple(out)
+
+
+def _iterations_within(group: _Group, state: State, caps: Sequence[float]) -> bool:
+    """Whether every steady-state iteration of ``state`` meets its job's cap."""
+    longest = steady_iterations_s(group.schedule(state))
+    return all(x <= cap * (1.0 + REL_TOL) for x, cap in zip(longest, caps, strict=True))
 
 
 def _check_caps(max_iteration_s: Sequence[float] | None, n_jobs: int) -> tuple[float, ...] | None:

@@ -52,6 +52,8 @@ class JobRuntime:
     ``staleness`` how many iterations its rollout may run ahead of its training (0:
     synchronous; docs/designs.md); ``handover_s`` the snapshot a co-located phase pays at
     its end when its nodes host another job (a time-sliced hand-over, docs/designs.md).
+    ``iteration_limit_s``: the job's ``SLO x T_solo`` (the event model counts its
+    iterations that take longer; ``inf``: none counted).
     """
 
     index: int
@@ -68,6 +70,7 @@ class JobRuntime:
     train_gpus_per_node: tuple[int, ...]
     staleness: int = 0
     handover_s: float = 0.0
+    iteration_limit_s: float = math.inf
 
 
 class InFlight(NamedTuple):

@@ -58,7 +58,7 @@ from rollmux.cliutil import (
     output_folder,
     progress_bar,
 )
-from rollmux.errors import ExitStatus, UsageError, printable
+from rollmux.errors import ExitStatus, UsageError, echo, printable
 from rollmux.io import OUTPUT_MARKER, check_output_folder
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def _overrides(text: str | None) -> dict[str, Any]:
     except RecursionError:
         raise UsageError("--hardware-overrides is nested too deeply") from None
     if not isinstance(value, dict):
-        raise UsageError(f"--hardware-overrides must be a JSON object, got {text!r}")
+        raise UsageError(f"--hardware-overrides must be a JSON object, got {echo(text)}")
     return value
 
 
@@ -140,11 +140,40 @@ def _folder(text: str) -> Path:
     return path
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse a bad --drift, --hardware or --hardware-overrides with a UsageError naming
+    the option and the limit it broke, before any work."""
+    from rollmux.sim.drift import DriftRangeError, check_setting
+
+    try:
+        check_setting(args.drift)
+    except DriftRangeError as exc:
+        raise UsageError(f"--drift {echo(args.drift)}: {exc}") from None
+    except ValueError:
+        raise UsageError(f"--drift {echo(args.drift)}: unknown setting (valid: none, "
+                         f"Increasing, Decreasing, Mixed, increasing-1.0, ...)") from None
+    overrides = _overrides(args.hardware_overrides)
+    if args.hardware is None and not overrides:
+        return
+    from rollmux.hardware import load_hardware
+
+    try:
+        load_hardware(args.hardware)
+    except ValueError as exc:
+        raise UsageError(f"--hardware {printable(args.hardware)}: {exc}") from None
+    if overrides:
+        try:
+            load_hardware(args.hardware, overrides)
+        except ValueError as exc:
+            raise UsageError(f"--hardware-overrides: {exc}") from None
+
+
 def spec_from_args(args: argparse.Namespace) -> ReplaySpec:
     """The replay the command line describes (ValueError on a bad option)."""
     from rollmux.sim.engine import SimConfig
     from rollmux.sim.replay import ReplaySpec
 
+    _check_options(args)
     return ReplaySpec(
         trace=str(args.trace),
         policy=args.policy,

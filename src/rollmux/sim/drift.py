@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from rollmux.errors import echo
+
 __all__ = [
     "DRIFT_STRENGTHS",
     "NO_DRIFT",
@@ -55,6 +57,10 @@ __all__ = [
 
 DRIFT_STRENGTHS: tuple[float, ...] = (0.5, 1.0, 1.5)
 """The paper's drift magnitudes (sec. 6.6): 0.5x, 1.0x and 1.5x."""
+
+DRIFT_STRENGTH_MAX = 100.0
+"""Largest drift strength accepted: lengths x101 by the end of training, far beyond the
+paper's 1.5x; a larger one is a typo, and its scaled lengths overflow (1e308)."""
 
 
 class DriftDirection(StrEnum):
@@ -107,6 +113,9 @@ class DriftTemplate:
         s = self.strength
         if isinstance(s, bool) or not isinstance(s, Real) or not math.isfinite(s) or s < 0:
             raise ValueError(f"strength must be a finite number >= 0, got {s!r}")
+        if s > DRIFT_STRENGTH_MAX:
+            raise ValueError(f"strength {s:g} is out of range: must be <= "
+                             f"{DRIFT_STRENGTH_MAX:g}")
         if direction is DriftDirection.NONE and s != 0:
             raise ValueError(f"strength must be 0 for direction 'none', got {s!r}")
         object.__setattr__(self, "strength", float(s))
@@ -167,6 +176,10 @@ def length_factors(template: DriftTemplate, progress: np.ndarray) -> np.ndarray:
     return np.ones_like(p)
 
 
+class DriftRangeError(ValueError):
+    """A drift template whose strength is beyond :data:`DRIFT_STRENGTH_MAX`."""
+
+
 def parse_template(name: str | DriftTemplate) -> DriftTemplate:
     """A template from its name: ``none``, ``increasing-1.0``, ``decreasing-0.5``, ..."""
     if isinstance(name, DriftTemplate):
@@ -178,10 +191,27 @@ def parse_template(name: str | DriftTemplate) -> DriftTemplate:
         return NO_DRIFT
     direction, _, strength = text.rpartition("-")
     try:
-        return DriftTemplate(DriftDirection(direction), float(strength))
+        kind, value = DriftDirection(direction), float(strength)
     except ValueError:
         valid = ", ".join(t.name for t in TEMPLATES)
-        raise ValueError(f"template name {name!r}: unknown (e.g. {valid})") from None
+        raise ValueError(f"template name {echo(name)}: unknown (e.g. {valid})") from None
+    if kind is not DriftDirection.NONE and math.isfinite(value) and value > DRIFT_STRENGTH_MAX:
+        raise DriftRangeError(f"strength {value:g} is out of range: must be <= "
+                              f"{DRIFT_STRENGTH_MAX:g}")
+    try:
+        return DriftTemplate(kind, value)
+    except ValueError:
+        valid = ", ".join(t.name for t in TEMPLATES)
+        raise ValueError(f"template name {echo(name)}: unknown (e.g. {valid})") from None
+
+
+
+def check_setting(setting: str) -> None:
+    """ValueError unless ``setting`` is a drift setting (Increasing, Decreasing, Mixed) or a
+    template name (:class:`DriftRangeError` for a strength beyond the limit)."""
+    if str(setting).lower() in {s.value.lower() for s in DriftSetting}:
+        return
+    parse_template(setting)
 
 
 def parse_reach(value: str | DriftReach) -> DriftReach:
@@ -327,5 +357,7 @@ def parse_failures(rows: Iterable[Mapping[str, Any]]) -> tuple[FailureSpec, ...]
 
 def read_failures_csv(path: str | Path) -> tuple[FailureSpec, ...]:
     """Failure specs from a CSV file with header ``job_id,kill_at_s,resubmit_at_s``."""
-    with open(path, newline="", encoding="utf-8") as fh:
+    from rollmux.io import open_input
+
+    with open_input(path, "r", newline="", encoding="utf-8") as fh:
         return parse_failures(list(csv.DictReader(fh)))

@@ -30,11 +30,12 @@ from typing import Any
 import pandas as pd
 
 from rollmux.closedform import pools_from_hardware, verl
+from rollmux.errors import echo
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.memo import Memo
 from rollmux.model import resolve
-from rollmux.model.group import handover_s
+from rollmux.model.group import cycle, handover_s
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import (
     ClusterSnapshot,
@@ -56,6 +57,7 @@ from rollmux.placement.timeslice import slice_member, slice_period_s
 from rollmux.sim.analytic import AnalyticModel, JobRuntime, colocation_ratio, gpus_per_node
 from rollmux.sim.drift import (
     NO_DRIFT,
+    DriftRangeError,
     DriftReach,
     DriftSetting,
     DriftTemplate,
@@ -65,7 +67,7 @@ from rollmux.sim.drift import (
 )
 from rollmux.sim.drift import FailureSpec as Failure
 from rollmux.sim.eventmodel import DeadlockError, EventModel
-from rollmux.sim.metrics import slowdown_slo_met, summarize
+from rollmux.sim.metrics import REL_TOL, slowdown_slo_met, summarize
 from rollmux.sim.phasesink import PhaseSink
 from rollmux.sim.progress import InFlight, PhaseDraws, ProgressModel
 from rollmux.sim.records import (
@@ -180,6 +182,7 @@ def check_modes(fidelity: str, sync: str, drift: str, **flags: bool) -> None:
             raise ValueError(f"{name} must be a bool, got {value!r}")
     if not isinstance(drift, str) or not drift:
         raise ValueError(f"drift must be a non-empty string, got {drift!r}")
+    drift_templates(drift, (), 0)  # an unknown name or an overlong strength: now, not mid-run
 
 
 def _as_failure(value: Any) -> Failure:
@@ -217,9 +220,11 @@ def drift_templates(setting: str, job_ids: Sequence[str], seed: int
         return assign_templates(list(job_ids), names[setting.lower()], seed)
     try:
         template = parse_template(setting)
+    except DriftRangeError as exc:
+        raise ValueError(f"drift {echo(setting)}: {exc}") from None
     except ValueError:
         valid = ", ".join(["none", *(s.value for s in DriftSetting), "increasing-1.0", "..."])
-        raise ValueError(f"drift {setting!r}: unknown setting (valid: {valid})") from None
+        raise ValueError(f"drift {echo(setting)}: unknown setting (valid: {valid})") from None
     return dict.fromkeys(job_ids, template)
 
 
@@ -476,7 +481,20 @@ class _Driver:
                        for j in group.jobs]
             period = slice_period_s(members)
             return {j: period / m.solo_s for j, m in zip(group.jobs, members, strict=True)}
-        metrics = group_model(group, snap, worst_case=True).metrics()
+        model = group_model(group, snap, worst_case=True)
+        if group.node_orders is not None:
+            # Planned orders (rollmux-repeat): member j's average iteration P / m_j of the
+            # orders' exact cycle, what the planner checks against SLO_j x T_solo_j.
+            rollout, train = model.effective_phases_s()
+            index = {job_id: i for i, job_id in enumerate(group.jobs)}
+            orders: dict[str, list[int]] = {node: [index[j] for j in seq]
+                                            for node, seq in group.node_orders}
+            period, mult = cycle(rollout, train,
+                                 [tuple(map(str, m.rollout_nodes)) for m in model.jobs],
+                                 [tuple(map(str, m.train_nodes)) for m in model.jobs], orders)
+            return {job_id: period / mult[i] / model.jobs[i].phases.solo_iteration_s
+                    for job_id, i in index.items()}
+        metrics = model.metrics()
         return dict(zip(group.jobs, metrics.slowdown, strict=True))
 
     def _regroup_interval(self) -> float | None:
@@ -555,6 +573,7 @@ class _Driver:
             staleness=placed.staleness,
             handover_s=handover_s(times, self.hw.perf.warm_switch_const_s)
             if group.kind is GroupKind.TIMESLICE else 0.0,
+            iteration_limit_s=job.slo * self._solo_s(job) * (1.0 + REL_TOL),
         )
 
     def _solo_s(self, job: RLJob) -> float:
@@ -888,6 +907,9 @@ def simulate_trace(
         "phase_events": model.events,
         "phase_rows": len(phases) if phase_sink is None else phase_sink.rows,
     }
+    # The per-iteration tail (event fidelity; the analytic model has no iterations).
+    tail = model.iteration_tail() if isinstance(model, EventModel) else (None, None)
+    extra["iterations_above_slo"], extra["jobs_above_slo"] = tail
     # The optimum policies' certified gaps (optimum_gap, ...; docs/optimum.md, section 6).
     solve_stats = getattr(policy_obj, "stats", None)
     if callable(getattr(solve_stats, "summary", None)):

@@ -170,6 +170,7 @@ class EventModel:
         job.train_gpus = sum(rt.train_gpus_per_node)
         job.multiplicity = 1
         job.occurrence = 0
+        job.iteration_limit_s = rt.iteration_limit_s
         # The job joins every node at the end of the node's order, from the latest of
         # its nodes' current rounds on.
         job.round = max(node.round for node in job.nodes)
@@ -451,12 +452,20 @@ class EventModel:
             job.holding = True
             ep = job.epoch
             if st == _WANTS_ROLLOUT:
+                k = job.iteration
+                if k != job.iteration_k:
+                    # The first rollout of iteration k ends iteration k - 1 (its waits
+                    # included): the per-iteration tail (iteration_tail).
+                    if k == job.iteration_k + 1 and job.iteration_k >= 0 and (
+                            t - job.iteration_start_s > job.iteration_limit_s):
+                        job.iteration_above += 1
+                    job.iteration_k = k
+                    job.iteration_start_s = t
                 draws = job.draws
                 if draws is None:
                     roll = roll_node = job.expected_rollout_s
                     job.next_train_s = job.expected_train_s
                 else:
-                    k = job.iteration
                     roll, roll_node = draws.rollout_s[k], draws.node_s[k]
                     job.next_train_s = draws.train_s[k]
                 if job.carry:
@@ -591,6 +600,10 @@ class EventModel:
                     freed = release(job, t)
                     job.iteration += 1
                     if job.iteration >= job.target:
+                        # The last iteration ends with its training.
+                        if job.iteration_k == job.iteration - 1 and (
+                                t - job.iteration_start_s > job.iteration_limit_s):
+                            job.iteration_above += 1
                         job.state = _OUT
                         job.round, job.occurrence = _NEVER, 0
                         for s in freed:
@@ -753,6 +766,17 @@ class EventModel:
             if s.holder is job:
                 s.holder = None
         job.rolled = job.iteration
+
+    def iteration_tail(self) -> tuple[int, int]:
+        """Iterations longer than their job's ``SLO x T_solo`` and the jobs with any.
+
+        An iteration lasts from the start of its first rollout to the start of the next
+        iteration's first rollout (the last: to the end of its training), waits and
+        pauses included, as :func:`rollmux.sim.policy_compare.iteration_tail` reads
+        ``phases.csv``; asynchronous jobs (their rollouts run ahead) are not counted.
+        """
+        above = [job.iteration_above for job in self.jobs]
+        return sum(above), sum(1 for a in above if a)
 
     def iterations_done(self, i: int) -> int:
         """Whole iterations job ``i`` has completed."""

@@ -8,6 +8,8 @@ over a move are here too. Private to the event model, which imports them.
 
 from __future__ import annotations
 
+import math
+
 from rollmux.phases import Tail
 from rollmux.sim.progress import PhaseDraws
 from rollmux.sim.records import POOL_CODES
@@ -79,6 +81,10 @@ class _Job:
         "holding",
         "index",
         "iteration",
+        "iteration_above",
+        "iteration_k",
+        "iteration_limit_s",
+        "iteration_start_s",
         "multiplicity",
         "next_train_s",
         "nodes",
@@ -172,6 +178,12 @@ class _Job:
         self.carry = 0.0
         self.carry_from = 0.0
         self.carry_stamp = (-1, _OUT)
+        # The per-iteration tail: the iteration whose first rollout started last
+        # (-1: none) and when, the job's SLO x T_solo and its iterations above it.
+        self.iteration_k = -1
+        self.iteration_start_s = 0.0
+        self.iteration_limit_s = math.inf
+        self.iteration_above = 0
 
     def next_key(self, pool: int) -> tuple[int, int]:
         """(round, occurrence) of the job's next phase on a node of ``pool``."""

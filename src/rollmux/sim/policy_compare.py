@@ -150,17 +150,24 @@ def outcome_row(folder: str | Path, trace: str | Path) -> dict[str, Any]:
     :data:`COMPARISON_COLUMNS` (``trace``: the replayed file; its stem is the key).
 
     The three SLO readings (``slo_attainment`` the paper reference, ``_realised``,
-    ``_planned``; NaN where the summary has none) and the per-iteration tail
-    (:func:`iteration_tail`; NaN unless the folder has ``phases.csv``)."""
+    ``_planned``; NaN where the summary has none) and the per-iteration tail: the
+    summary's ``iterations_above_slo``/``jobs_above_slo`` (counted by the event model as
+    the replay runs), else :func:`iteration_tail` of the folder's ``phases.csv``, else
+    NaN."""
     folder = Path(folder)
     config = _replay_config(folder)
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     jobs = pd.read_csv(folder / "jobs.csv")
     slowdown = jobs.loc[jobs.status == "completed", "slowdown"].to_numpy(dtype=float)
     nan = float("nan")
+
+    def number(key: str) -> float:
+        value = summary.get(key)
+        return nan if value is None else float(value)
+
     phases = folder / "phases.csv"
-    tail: tuple[float, float] = (nan, nan)
-    if phases.is_file():
+    tail = (number("iterations_above_slo"), number("jobs_above_slo"))
+    if not np.isfinite(tail).all() and phases.is_file():
         tail = tuple(float(x) for x in iteration_tail(pd.read_csv(phases), jobs))  # type: ignore[assignment]
     return {
         **_keys(folder, trace, config),
@@ -170,8 +177,8 @@ def outcome_row(folder: str | Path, trace: str | Path) -> dict[str, Any]:
         "cost_usd_per_h": float(summary["cost_usd_per_h"]),
         "span_h": float(summary["span_h"]),
         "slo_attainment": float(summary["slo_attainment"]),
-        "slo_attainment_realised": float(summary.get("slo_attainment_realised", nan)),
-        "slo_attainment_planned": float(summary.get("slo_attainment_planned", nan)),
+        "slo_attainment_realised": number("slo_attainment_realised"),
+        "slo_attainment_planned": number("slo_attainment_planned"),
         "mean_slowdown": float(np.mean(slowdown)) if len(slowdown) else nan,
         "p95_slowdown": float(np.percentile(slowdown, 95)) if len(slowdown) else nan,
         "max_slowdown": float(np.max(slowdown)) if len(slowdown) else nan,

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rollmux.errors import control_characters
+from rollmux.errors import control_characters, echo
 from rollmux.io import replace_folder, write_csv, write_json
 from rollmux.jobs import RLJob
 from rollmux.sim.drift import DriftReach, FailureSpec
@@ -77,6 +77,10 @@ FLOAT_FORMAT = "%.10g"
 #: SLO setting that keeps the trace's SLOs.
 SLO_FROM_TRACE = "trace"
 
+#: Largest SLO an override accepts: the trace schema's bound on the ``slo`` column (a test
+#: keeps the two equal); a co-execution 100 times slower than solo is no objective.
+SLO_MAX = 100.0
+
 #: Stream tag of the SLO draws (keeps them apart from every other seeded draw).
 _SLO_STREAM = 0x510
 
@@ -102,6 +106,9 @@ class SloSetting:
                 math.isfinite(value) and value >= 1.0
             ):
                 raise ValueError(f"an SLO must be a finite number >= 1, got {value!r}")
+            if value > SLO_MAX:
+                raise ValueError(f"an SLO of {value:g} is out of range: must be <= "
+                                 f"{SLO_MAX:g} (the trace schema's bound)")
             object.__setattr__(self, name, float(value))
         if self.low > self.high:
             raise ValueError(f"an SLO range needs LO <= HI, got {self.low:g},{self.high:g}")
@@ -126,7 +133,7 @@ def parse_slo(text: str) -> SloSetting | None:
         return None
     parts = [p.strip() for p in raw.split(",")]
     message = (f"--slo must be 'trace', a number >= 1 such as 1.2 or a range LO,HI such "
-               f"as 1,2; got {text!r}")
+               f"as 1,2; got {echo(text)}")
     if len(parts) not in (1, 2) or not all(parts):
         raise ValueError(message)
     try:
@@ -136,7 +143,7 @@ def parse_slo(text: str) -> SloSetting | None:
     try:
         return SloSetting(values[0], values[-1])
     except ValueError as exc:
-        raise ValueError(f"--slo {text!r}: {exc}") from None
+        raise ValueError(f"--slo {echo(text)}: {exc}") from None
 
 
 def draw_slos(job_ids: Sequence[str], setting: SloSetting, seed: int) -> list[float]:
@@ -579,8 +586,12 @@ def read_failures(path: str | Path, job_ids: Sequence[str] | None = None
     def fail(line: int, row: int, column: str, message: str) -> InputFileError:
         return InputFileError([*problems, Problem(name, line, row, column, message)])
 
+    from rollmux.io import InputPathError, read_input_bytes
+
     try:
-        raw = Path(path).read_bytes()
+        raw = read_input_bytes(path)
+    except InputPathError as exc:
+        raise fail(0, HEADER_ROW, ANY_COLUMN, exc.reason) from None
     except OSError as exc:
         raise fail(0, HEADER_ROW, ANY_COLUMN, f"cannot read: {os_reason(exc)}") from None
     try:

@@ -347,10 +347,10 @@ def sweep_plan(sim: Mapping[str, Any], default_seed: int = 0,
                        fluid.get("mixed_policies", policies), sens_stochastic)
     beyond = dict(sim.get("beyond", {}))
     repeat_policies = tuple(beyond.get("repeat_policies", ("rollmux", "rollmux-repeat")))
-    repeat = keys(prod_trace, prod_slo, prod_group, repeat_policies, prod_stochastic)
-    repeat += keys(base_trace, base_slo, base_group, repeat_policies, sens_stochastic)
     # rollmux-repeat against rollmux over every seed the replays use (issue 21 item 5:
     # every reading with intervals); decision latencies are recorded for the first seed
+    repeat = keys(prod_trace, prod_slo, prod_group, repeat_policies, prod_stochastic)
+    repeat += keys(base_trace, base_slo, base_group, repeat_policies, sens_stochastic)
     return SweepPlan(seeds=seeds, production=production, settings=tuple(settings),
                      sensitivity=sensitivity, mixed_setting=mixed_setting, mixed=mixed,
                      fluid=fluid_runs, reference=reference, window=window, repeat=repeat)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["FILES", "MissingResults", "findings_block", "readings_block", "repeat_block",
+__all__ = ["FILES", "MissingResults", "findings_block", "findings_repeat_block",
+           "readings_block", "repeat_block",
            "slo_optimum_block", "supremum_block", "worst_case_block"]
 
 #: The results files the blocks read, relative to the repository root.
@@ -220,38 +221,82 @@ def slo_optimum_block(root: Path) -> str:
 
 
 def _mean_range(values: pd.Series, scale: float, digits: int) -> str:
-    """``mean`` over seeds, with ``[min, max]`` when there are several."""
-    v = pd.to_numeric(values, errors="coerce").dropna() * scale
+    """``mean`` over seeds, with its 95 % Student-t interval ``[low, high]`` when there are
+    several (the intervals of rollmux.experiments.intervals)."""
+    v = pd.to_numeric(values, errors="coerce").dropna().to_numpy(dtype=float) * scale
     if not len(v):
         return "-"
     text = f"{v.mean():,.{digits}f}"
     if len(v) > 1:
-        text += f" [{v.min():,.{digits}f}, {v.max():,.{digits}f}]"
+        from scipy import stats
+
+        half = float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / len(v) ** 0.5)
+        low, high = f"{v.mean() - half:,.{digits}f}", f"{v.mean() + half:,.{digits}f}"
+        if (low, high) != (text, text):  # an interval narrower than the digits shown
+            text += f" [{low}, {high}]"
     return text
 
 
 def repeat_block(root: Path) -> str:
-    """rollmux-repeat against rollmux on the replays of results/beyond/repeat.csv."""
+    """rollmux-repeat (and its variants) against rollmux on results/beyond/repeat.csv."""
     table = _read(root, "repeat")
-    lines = ["| trace | policy | seeds | cost (USD) | SLO attainment: planned | paper reference "
-             "| realised | iterations above SLO x T_solo (jobs) | mean slowdown |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| trace | policy | seeds | cost (USD) | cost / rollmux's | SLO attainment: "
+             "planned | paper reference | realised | iterations above SLO x T_solo | "
+             "jobs with any | mean slowdown |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (trace, policy), part in table.groupby(["trace", "policy"], sort=True):
-        tail = "-"
-        if "iterations_above_slo" in part:
-            tail = _mean_range(part["iterations_above_slo"], 1.0, 1)
-            if tail != "-":
-                tail += f" ({_mean_range(part['jobs_above_slo'], 1.0, 1)})"
-        readings = [_mean_range(part[c], 100.0, 1) + ("" if _mean_range(part[c], 1, 0) == "-"
-                                                      else " %") if c in part else "-"
-                    for c in ("slo_attainment_planned", "slo_attainment",
-                              "slo_attainment_realised")]
+        base = table[(table["trace"] == trace) & (table["policy"] == "rollmux")]
+        paired = part.merge(base[["seed", "total_cost_usd"]], on="seed",
+                            suffixes=("", "_base"))
+        ratio = pd.to_numeric(paired["total_cost_usd"], errors="coerce") / pd.to_numeric(
+            paired["total_cost_usd_base"], errors="coerce")
+        readings = []
+        for c in ("slo_attainment_planned", "slo_attainment", "slo_attainment_realised"):
+            text = _mean_range(part[c], 100.0, 1) if c in part else "-"
+            readings.append(text if text == "-" else text + " %")
+        tail = [_mean_range(part[c], 1.0, 1) if c in part else "-"
+                for c in ("iterations_above_slo", "jobs_above_slo")]
         lines.append(f"| {trace} | {policy} | {part['seed'].nunique()} | "
                      f"{_mean_range(part['total_cost_usd'], 1.0, 0)} | "
-                     + " | ".join(readings)
-                     + f" | {tail} | {_mean_range(part['mean_slowdown'], 1.0, 3)} |")
+                     f"{'-' if policy == 'rollmux' else _mean_range(ratio, 1.0, 3)} | "
+                     + " | ".join(readings + tail)
+                     + f" | {_mean_range(part['mean_slowdown'], 1.0, 3)} |")
     lines.append("")
-    lines.append("Means over seeds, [min, max] where there are several; '-': not in the "
-                 "replays' files (the planned reading needs summaries that carry it, the "
-                 "per-iteration tail replays that record phases.csv).")
+    lines.append("Means over seeds with their 95 % Student-t intervals [low, high] where "
+                 "the seeds differ at the digits shown (cost ratios paired by seed); '-': "
+                 "not in the replays' files.")
+    return "\n".join(lines) + "\n"
+
+
+def findings_repeat_block(root: Path) -> str:
+    """docs/findings.md §1's rollmux-repeat numbers: cost, the three readings, the tail."""
+    table = _read(root, "repeat")
+    lines = []
+    for trace, part in table.groupby("trace", sort=True):
+        base = part[part["policy"] == "rollmux"]
+        if not len(base):
+            continue
+        seeds = base["seed"].nunique()
+
+        def reading(policy_part: pd.DataFrame) -> str:
+            texts = [_mean_range(policy_part[c], 100.0, 1) for c in (
+                "slo_attainment_planned", "slo_attainment", "slo_attainment_realised")]
+            tail = (f"{_mean_range(policy_part['iterations_above_slo'], 1.0, 1)} iterations "
+                    f"above SLO x T_solo in {_mean_range(policy_part['jobs_above_slo'], 1.0, 1)}"
+                    " jobs")
+            return (f"planned {texts[0]} %, paper reference {texts[1]} %, realised "
+                    f"{texts[2]} %; {tail}")
+
+        parts = [f"rollmux: {reading(base)}"]
+        for policy, cand in part.groupby("policy", sort=True):
+            if policy == "rollmux":
+                continue
+            paired = cand.merge(base[["seed", "total_cost_usd"]], on="seed",
+                                suffixes=("", "_base"))
+            ratio = paired["total_cost_usd"] / paired["total_cost_usd_base"]
+            parts.append(f"{policy}: cost x{_mean_range(ratio, 1.0, 3)} of rollmux's, "
+                         f"{reading(cand)}")
+        lines.append(f"* `{trace}` ({seeds} seed{'s' if seeds > 1 else ''}; means with "
+                     "95 % Student-t intervals where the seeds differ): "
+                     + "; ".join(parts) + ".")
     return "\n".join(lines) + "\n"

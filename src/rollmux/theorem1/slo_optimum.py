@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from rollmux.schedule.milp import certified_best
-from rollmux.schedule.repeat import PLANNER_SEARCH, repeat_schedule
+from rollmux.schedule.repeat import PLANNER_SEARCH, RepeatSchedule, repeat_schedule
 from rollmux.theorem1.boundary import Instance
 
 __all__ = ["SLO_OPTIMUM_COLUMNS", "SLO_SUMMARY_COLUMNS", "GroupDraw", "random_group",
@@ -78,18 +78,15 @@ def random_group(rng: np.random.Generator, n_jobs: int, max_duration_s: int = 20
     return GroupDraw(Instance(r, t, pins, ((0,),) * n_jobs), slo)
 
 
-def _heuristic(draw: GroupDraw, max_multiplicity: int) -> tuple[float, str, float] | None:
-    """rollmux-repeat's planner on the group: (utilisation, multiplicities, period)."""
+def _heuristic(draw: GroupDraw, max_multiplicity: int) -> RepeatSchedule | None:
+    """rollmux-repeat's planner on the group."""
     inst = draw.instance
-    found = repeat_schedule(inst.rollout_s, inst.train_s, inst.rollout_node, inst.train_node,
-                            max_multiplicity=max_multiplicity, objective="cost_weighted",
-                            max_iteration_s=draw.caps_s(),
-                            exact_limit=PLANNER_SEARCH["exact_limit"],
-                            local_evaluations=PLANNER_SEARCH["local_evaluations"],
-                            max_vectors=PLANNER_SEARCH["max_vectors"])
-    if found is None:
-        return None
-    return found.utilisation, ",".join(map(str, found.multiplicity)), found.period_s
+    return repeat_schedule(inst.rollout_s, inst.train_s, inst.rollout_node, inst.train_node,
+                           max_multiplicity=max_multiplicity, objective="cost_weighted",
+                           max_iteration_s=draw.caps_s(),
+                           exact_limit=PLANNER_SEARCH["exact_limit"],
+                           local_evaluations=PLANNER_SEARCH["local_evaluations"],
+                           max_vectors=PLANNER_SEARCH["max_vectors"])
 
 
 def slo_optimum_table(sizes: Sequence[int], groups: int, seed: int,
@@ -113,18 +110,22 @@ def slo_optimum_table(sizes: Sequence[int], groups: int, seed: int,
                 draw = random_group(rng, n, max_duration_s, slo_range)
                 inst = draw.instance
                 caps = draw.caps_s()
+                # The planner's schedule is the branch and bound's first incumbent (the
+                # MILPs then only ask whether a vector beats it: same optimum, faster).
+                heur = _heuristic(draw, max_multiplicity)
+                start = None if heur is None else (
+                    heur.multiplicity, tuple(heur.node_orders.values()))
                 best = certified_best(inst.rollout_s, inst.train_s, inst.rollout_node,
                                       inst.train_node, max_iteration_s=caps,
-                                      max_multiplicity=max_multiplicity)
+                                      max_multiplicity=max_multiplicity, incumbent=start)
                 if best is not None:
                     break
             rr = round_robin_schedule(inst.rollout_s, inst.train_s, inst.rollout_node,
                                       inst.train_node)
             rr_period = steady_state_period(rr)
             rr_ok = all(rr_period <= c * (1 + REL_TOL) for c in caps)
-            heur = _heuristic(draw, max_multiplicity)
             nan = math.nan
-            gap = 1.0 if heur is None else max(0.0, 1.0 - heur[0] / best.utilisation)
+            gap = 1.0 if heur is None else max(0.0, 1.0 - heur.utilisation / best.utilisation)
             rows.append({
                 "group": g, "n_jobs": n, "draws": draws, "instance": inst.compact(),
                 "slo": ",".join(f"{s:g}" for s in draw.slo),
@@ -132,9 +133,10 @@ def slo_optimum_table(sizes: Sequence[int], groups: int, seed: int,
                 "optimum_utilisation": best.utilisation,
                 "optimum_multiplicity": ",".join(map(str, best.multiplicity)),
                 "optimum_period_s": best.period_s,
-                "heuristic_utilisation": nan if heur is None else heur[0],
-                "heuristic_multiplicity": "" if heur is None else heur[1],
-                "heuristic_period_s": nan if heur is None else heur[2],
+                "heuristic_utilisation": nan if heur is None else heur.utilisation,
+                "heuristic_multiplicity": "" if heur is None
+                else ",".join(map(str, heur.multiplicity)),
+                "heuristic_period_s": nan if heur is None else heur.period_s,
                 "rr_utilisation": utilisation(rr, rr_period, "cost_weighted") if rr_ok else nan,
                 "gap": gap,
                 "heuristic_optimal": bool(gap <= 1e-9),

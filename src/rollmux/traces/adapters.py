@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rollmux.io import open_input
 from rollmux.traces import generate, philly
 
 HOUR_S = 3600.0
@@ -67,7 +68,8 @@ def _job_lasting(
 def read_alibaba_pods(path: str | Path, keep: AlibabaFilter = AlibabaFilter()) -> pd.DataFrame:
     """Filtered pods with arrival_s (creation) and duration_s (deletion - scheduled), sorted."""
     try:
-        pods = pd.read_csv(path, usecols=list(ALIBABA_COLUMNS))
+        with open_input(path) as stream:
+            pods = pd.read_csv(stream, usecols=list(ALIBABA_COLUMNS))
     except ValueError as exc:  # missing columns
         raise ValueError(f"{path}: not an Alibaba openb pod list ({exc})") from None
     for column in ("num_gpu", "creation_time", "deletion_time", "scheduled_time"):

@@ -16,6 +16,7 @@ import numpy as np
 import yaml
 from scipy.optimize import brentq
 
+from rollmux.errors import echo
 from rollmux.io import read_yaml
 from rollmux.memo import memoised
 from rollmux.traces import philly
@@ -492,7 +493,7 @@ def _profile_names(profile: str, profiles: Mapping[str, Any]) -> list[str]:
     if key in profiles:
         return [key]
     valid = ["mixed", *PROFILE_TYPES, *profiles]
-    raise ValueError(f"unknown profile {profile!r}; valid: {', '.join(valid)}")
+    raise ValueError(f"unknown profile {echo(profile)}; valid: {', '.join(valid)}")
 
 
 def profile_job(

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rollmux.errors import shorten
+from rollmux.errors import clip, echo
 from rollmux.jobs import PHASE_TIME_FIELDS
 from rollmux.traces.errors import ANY_COLUMN, HEADER_ROW, Problem, TraceError
 from rollmux.traces.hwview import HardwareView, hardware_view
@@ -37,8 +37,14 @@ _PARQUET_SUFFIXES = (".parquet", ".pq")
 # C0 and C1 control characters and DEL: never part of an id or a label (a NUL in a job
 # id, an escape sequence in a workload name).
 _CONTROL_RE = "[\x00-\x1f\x7f-\x9f]"
+# C0 controls (but tab) and DEL beside non-UTF-8 bytes in a header (or a NUL, or two
+# garbled columns): a binary file, not a CSV with a bad column name.
+_BINARY_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 #: Permissions of written traces (mkstemp would leave them owner-only).
 FILE_MODE = 0o644
+#: Longest text cell (a job id, a GPU type, a workload name): a longer one is a broken
+#: file (a whole file in one cell), never a name.
+TEXT_MAX = 256
 # Integers beyond this lose exactness as floats; no sensible trace value comes near it.
 _INT_LIMIT = 2**53
 # The csv module's default limit (128 KiB per field) is a fine guard; keep it explicit.
@@ -60,8 +66,12 @@ class _Table:
 
 def _read_bytes(path: Path, problems: list[Problem]) -> bytes | None:
     """The file's bytes, or None with a problem recorded."""
+    from rollmux.io import InputPathError, read_input_bytes
+
     try:
-        return path.read_bytes()
+        return read_input_bytes(path)
+    except InputPathError as exc:  # a FIFO, a device, a folder: refused, never read
+        problems.append(Problem(str(path), 0, HEADER_ROW, ANY_COLUMN, exc.reason))
     except FileNotFoundError:
         problems.append(Problem(str(path), 0, HEADER_ROW, ANY_COLUMN, "file not found"))
     except IsADirectoryError:
@@ -87,7 +97,7 @@ def _parse_version(comment: str, name: str, line: int, problems: list[Problem]) 
                 line,
                 HEADER_ROW,
                 "schema_version",
-                f"unsupported schema_version {text!r} (this loader reads {supported})",
+                f"unsupported schema_version {echo(text)} (this loader reads {supported})",
             )
         )
         return -1
@@ -155,6 +165,15 @@ def _parse_csv(raw: bytes, name: str, problems: list[Problem]) -> _Table | None:
         problems.append(Problem(name, line_no + 1, HEADER_ROW, ANY_COLUMN, "no header line"))
         return None
     header = [h.strip() for h in header]
+    garbled = [column for column in header if _has_surrogate(column)]
+    if (len(garbled) > 1 or any(_BINARY_RE.search(column) for column in garbled)
+            or any("\x00" in column for column in header)):
+        # Not a text CSV at all (a binary file, a compressed trace): one line, not one per
+        # garbled column name.
+        problems.append(Problem(name, header_line, HEADER_ROW, ANY_COLUMN,
+                                "not a CSV trace: the header line holds binary data "
+                                "(non-UTF-8 bytes or control characters)"))
+        return None
     for position, column in enumerate(header):
         if _has_surrogate(column):
             problems.append(
@@ -235,7 +254,7 @@ def _check_header(table: _Table, schema: TraceSchema, name: str, problems: list[
         seen.add(column)
         if column not in schema.names and not column.startswith("#"):
             hint = difflib.get_close_matches(column, schema.names, n=1)
-            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+            extra = f" (did you mean {echo(hint[0])}?)" if hint else ""
             problems.append(
                 Problem(
                     name, table.header_line, HEADER_ROW, column or "''", f"unknown column{extra}"
@@ -311,7 +330,7 @@ def _column_values(
 
         def text(i: int) -> str:
             """The cell as text (only built for messages)."""
-            return repr(float(number_array[i]))
+            return clip(repr(float(number_array[i])))
 
         present = ~empty
     else:
@@ -330,8 +349,13 @@ def _column_values(
         if spec.type == "str":
             controls = (stripped.str.contains(_CONTROL_RE, regex=True) & valid).to_numpy()
             report(controls, lambda i: f"control characters are not allowed: "
-                   f"{shorten(str(stripped.iloc[i]))!r}")
+                   f"{echo(stripped.iloc[i])}")
             valid &= ~controls
+            lengths = stripped.str.len().to_numpy()
+            too_long = valid & (lengths > TEXT_MAX)
+            report(too_long, lambda i: f"text of {int(lengths[i]):,} characters is longer than "
+                   f"{TEXT_MAX}: {echo(stripped.iloc[i])}")
+            valid &= ~too_long
             values = stripped.where(~empty, spec.default if spec.default is not None else "")
             return values, valid
         numbers = pd.to_numeric(stripped.where(~empty & valid, None), errors="coerce")
@@ -340,13 +364,14 @@ def _column_values(
 
         def text(i: int) -> str:
             """The cell as written."""
-            return str(stripped.iloc[i])
+            return clip(str(stripped.iloc[i]))
 
         present = ~empty & valid
         lowered = stripped.str.lower()
         is_nan_text = lowered.isin(("nan", "+nan", "-nan")).to_numpy()
         unparsable = present & np.isnan(number_array) & ~is_nan_text
-        report(unparsable, lambda i: f"not a number: {stripped.iloc[i]!r} ({spec.type} expected)")
+        report(unparsable, lambda i: f"not a number: {echo(stripped.iloc[i])} "
+               f"({spec.type} expected)")
         report(present & is_nan_text, "NaN is not allowed")
         infinite = present & np.isinf(number_array)
         report(infinite, "value is not finite")
@@ -372,7 +397,7 @@ def _column_values(
         finite &= ~high
     if spec.type == "int":
         not_integral = finite & (np.floor(number_array) != number_array)
-        report(not_integral, lambda i: f"not an integer: {text(i)!r}")
+        report(not_integral, lambda i: f"not an integer: '{text(i)}'")
         valid &= ~not_integral
     if spec.default is not None:
         numbers = numbers.where(~empty, float(spec.default))
@@ -403,7 +428,7 @@ def _check_hardware(
     if spec.gpu_type:
         unknown = valid & ~values.isin(hw.gpu_types).to_numpy()
         known = ", ".join(sorted(hw.gpu_types))
-        report(unknown, lambda i: f"unknown GPU type {values.iloc[i]!r} (known: {known})")
+        report(unknown, lambda i: f"unknown GPU type {echo(values.iloc[i])} (known: {known})")
         valid = valid & ~unknown
     if spec.node_multiple:
         counts = values.to_numpy()
@@ -545,7 +570,7 @@ def _check_unique(
                     table.lines[row],
                     table.row_numbers[row],
                     spec.name,
-                    f"duplicate id {values.iloc[repeat]!r} "
+                    f"duplicate id {echo(values.iloc[repeat])} "
                     f"(first used in row {first_row[values.iloc[repeat]]})",
                 )
             )

@@ -33,7 +33,10 @@ def shared_traces_dir() -> Path:
 
 def read_runtimes(path: str | Path, min_runtime_s: float = 0.0) -> np.ndarray:
     """Finite runtimes (s) >= min_runtime_s from a CSV with a `runtime` column."""
-    frame = pd.read_csv(path, usecols=["runtime"])
+    from rollmux.io import open_input
+
+    with open_input(path) as stream:
+        frame = pd.read_csv(stream, usecols=["runtime"])
     runtimes = pd.to_numeric(frame["runtime"], errors="coerce").to_numpy(dtype=float)
     runtimes = runtimes[np.isfinite(runtimes) & (runtimes >= min_runtime_s) & (runtimes > 0)]
     if runtimes.size < 2:

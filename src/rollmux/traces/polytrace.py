@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 from scipy import optimize, special
 
 from rollmux.errors import ANY_COLUMN, HEADER_ROW, InputFileError, Problem, shorten
+from rollmux.io import InputPathError, open_input
 
 __all__ = [
     "FIT_COLUMNS",
@@ -221,10 +222,11 @@ class _FileProblems:
 
 def _lines(path: Path, bad: _FileProblems) -> Iterator[tuple[int, str]]:
     """(line number, text) of a plain or gzip JSON-lines file; read errors become problems."""
-    opener: Any = gzip.open if path.name.endswith(".gz") else open
     number = 0
     try:
-        with opener(path, "rb") as handle:
+        with open_input(path) as raw_handle, (
+                gzip.GzipFile(fileobj=raw_handle) if path.name.endswith(".gz")
+                else raw_handle) as handle:
             for raw in handle:
                 number += 1
                 try:
@@ -234,6 +236,8 @@ def _lines(path: Path, bad: _FileProblems) -> Iterator[tuple[int, str]]:
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         bad.add(number + 1 if number else 0, ANY_COLUMN,
                 f"not a readable gzip file ({type(exc).__name__}: {shorten(str(exc))})")
+    except InputPathError as exc:  # a FIFO or a device named like a lengths file
+        bad.add(0, ANY_COLUMN, exc.reason)
     except OSError as exc:
         bad.add(0, ANY_COLUMN, f"cannot read: {exc.strerror or exc}")
 

@@ -26,9 +26,8 @@ import pandas as pd
 import yaml
 
 from rollmux.experiments.metrics import (
-    ATTAINMENT_METRICS,
-    BESIDE_READING,
     METRIC_COLUMNS,
+    companion_error,
     split_reading,
 )
 
@@ -63,7 +62,7 @@ ROLES: tuple[str, ...] = ("benefit", "baseline", "input", "hardware", "runtime",
 RESIDUAL_COLUMNS: tuple[str, ...] = ("target", "unit", "paper", "fitted", "residual", "note")
 #: Kinds of claim and the units a ledger row may use.
 KINDS: tuple[str, ...] = ("ratio", "value", "range", "lower_bound", "upper_bound", "property")
-UNITS: tuple[str, ...] = ("x", "%", "USD/h", "s", "ms", "GPUs", "kUSD/h", "bool")
+UNITS: tuple[str, ...] = ("x", "%", "USD/h", "s", "ms", "GPUs", "kUSD/h", "bool", "count")
 
 
 #: Columns of the ledger of results beyond the paper (``rollmux/data/beyond.csv``).
@@ -425,9 +424,9 @@ def read_metrics(paths: Sequence[Path | str], ledger: pd.DataFrame) -> pd.DataFr
             if base not in by_metric.index:
                 problems.append(f"{where} metric: {metric!r} is not a metric of the claims ledger")
                 continue
-            if reading and (base not in ATTAINMENT_METRICS or reading != BESIDE_READING):
-                problems.append(f"{where} metric: {metric!r}: only an SLO attainment metric "
-                                f"has a companion row, under reading {BESIDE_READING!r}")
+            if reading and companion_error(base, reading):
+                problems.append(f"{where} metric: {metric!r}: "
+                                f"{companion_error(base, reading)}")
                 continue
             if metric in seen:
                 problems.append(f"{where} metric: {metric!r} already reported at {seen[metric]}")

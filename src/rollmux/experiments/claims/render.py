@@ -45,6 +45,7 @@ from rollmux.experiments.intervals import (
     claim_intervals,
     read_seed_metrics,
 )
+from rollmux.experiments.metrics import split_reading
 from rollmux.io import write_csv, write_json, write_text
 
 #: What ``ours`` and the interval column are (the Markdown and HTML captions).
@@ -72,6 +73,36 @@ def _margin_text(margin: Any) -> str:
 def _reference_text(rec: Mapping[str, Any]) -> str:
     """The paper-reference reading of an attainment claim and its status ('' otherwise)."""
     return f"{rec['reference']} ({rec['reference_status']})" if rec["reference"] else ""
+
+
+#: What the real-lengths section shows (the Markdown and HTML captions).
+LENGTHS_NOTE = (
+    "The production replays again with each iteration's response lengths drawn from real"
+    " RL runs' recorded steps (config `lengths.path`, `simulate --lengths`;"
+    " docs/stochastic.md section 7) instead of the lognormal, over the same seeds: each"
+    " production claim's value, interval and the status the same rule gives it, beside the"
+    " lognormal ones (metrics rows `<metric>@real-lengths`; docs/metrics.md, \"Real"
+    " response lengths\"). The claim's own status stays the lognormal replays'."
+)
+
+
+def real_lengths_rows(report: pd.DataFrame) -> pd.DataFrame:
+    """The claims that carry a real-lengths reading (empty without such rows)."""
+    if "real_lengths" not in report.columns:
+        return report.iloc[0:0]
+    return report[report["real_lengths"].astype(str) != ""]
+
+
+def _lengths_cells(rec: Mapping[str, Any]) -> list[str]:
+    """claim, statement, paper, then ours and real lengths with interval and status."""
+    return [rec["claim_id"], rec["statement"], rec["paper"], rec["ours"] or "-",
+            _interval_cell(rec), rec["status"], rec["real_lengths"],
+            rec["real_lengths_interval"] or "-", rec["real_lengths_status"]]
+
+
+_LENGTHS_HEAD = ("claim", "statement", "paper", "ours (lognormal)", "95% interval (seeds)",
+                 "status", "ours (real lengths)", "95% interval (seeds)",
+                 "status (real lengths)")
 
 
 def _cell(text: Any) -> str:
@@ -183,6 +214,12 @@ def render_markdown(
             cells = [rec["claim_id"], rec["paper"], rec["ours"], _margin_text(rec["margin"]),
                      rec["what_it_would_take"]]
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    real = real_lengths_rows(report)
+    if len(real):
+        lines += ["", "## Production claims with real response lengths", "", LENGTHS_NOTE, "",
+                  "| " + " | ".join(_LENGTHS_HEAD) + " |", "|" + "---|" * len(_LENGTHS_HEAD)]
+        for rec in real.to_dict("records"):
+            lines.append("| " + " | ".join(_cell(c) for c in _lengths_cells(rec)) + " |")
     used = sorted({f for text in report["footnotes"] for f in str(text).split(";") if f})
     if used:
         lines += ["", "## Footnotes", ""]
@@ -277,6 +314,21 @@ def _html_claims_table(report: pd.DataFrame) -> str:
     return "<table>" + "".join(rows) + "</table>"
 
 
+def _html_lengths_table(report: pd.DataFrame) -> str:
+    """The claims with a real-lengths reading, ours beside it ('' when none has one)."""
+    real = real_lengths_rows(report)
+    if not len(real):
+        return ""
+    rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in _LENGTHS_HEAD) + "</tr>"]
+    for rec in real.to_dict("records"):
+        cells = _lengths_cells(rec)
+        rows.append("<tr>" + "".join(
+            _html_cell(c, "num", f"background:{STATUS_COLOURS.get(str(c), '#fff')}")
+            if i in (5, 8) else _html_cell(c, "" if i == 1 else "num")
+            for i, c in enumerate(cells)) + "</tr>")
+    return f"<p>{html.escape(LENGTHS_NOTE.replace('`', ''))}</p><table>{''.join(rows)}</table>"
+
+
 def _html_footnotes(report: pd.DataFrame, footnotes: Mapping[str, str]) -> str:
     """The footnotes the table cites, as a list ('' when none is cited)."""
     used = sorted({f for text in report["footnotes"] for f in str(text).split(";") if f})
@@ -301,6 +353,7 @@ def render_html_fragment(report: pd.DataFrame,
          f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)
          + f"<p>{html.escape(SEEDS_NOTE.replace('`', ''))}</p>"),
         ("Every claim", _html_claims_table(report)),
+        ("Production claims with real response lengths", _html_lengths_table(report)),
         ("", _html_footnotes(report, footnotes or {})),
     ]
     body = "".join((f"<h2>{html.escape(title)}</h2>" if title else "") + content
@@ -353,6 +406,9 @@ def build_claims_report(
     notes = load_footnotes(footnotes)
     metrics = read_metrics(list(metrics_paths), table)
     units = dict(zip(table["metric"], table["unit"], strict=True))
+    # companion rows (<metric>@<reading>) are in their metric's unit
+    units |= {str(m): units[split_reading(str(m))[0]] for m in metrics["metric"]
+              if split_reading(str(m))[1]}
     per_seed = read_seed_metrics(list(seed_metrics_paths), units)
     intervals = claim_intervals(per_seed)
     report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence,

@@ -40,6 +40,7 @@ from rollmux.experiments.intervals import (
 from rollmux.experiments.metrics import (
     ATTAINMENT_METRICS,
     BESIDE_READING,
+    LENGTHS_READING,
     STATUS_READING,
     with_reading,
 )
@@ -86,6 +87,9 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "reading",
     "reference",
     "reference_status",
+    "real_lengths",
+    "real_lengths_interval",
+    "real_lengths_status",
     "what_it_would_take",
     "reason",
     "footnotes",
@@ -365,7 +369,10 @@ def claims_report(
     evidence; a range claim with one fitted end (target ``Cnn:low``/``Cnn:high``) judges
     the other end as a prediction. An SLO attainment claim (``ATTAINMENT_METRICS``) takes
     its status from the realised reading, with the paper-reference reading (the metrics
-    row ``<metric>@reference``, required) beside it. A
+    row ``<metric>@reference``, required) beside it. A claim whose metric has a
+    ``<metric>@real-lengths`` row (the production replays with real response lengths)
+    gets that value, its interval and the status the same rule gives it in the
+    ``real_lengths*`` columns, beside ours; its own status stays the lognormal one's. A
     reproducible claim whose metric is in no metrics file raises ClaimsError naming every
     such metric, so a gap cannot pass silently; so does, with ``require_evidence``, a
     ``differs`` row whose ledger ``evidence`` is empty or names no file under
@@ -421,6 +428,9 @@ def claims_report(
             "reading": "",
             "reference": "",
             "reference_status": "",
+            "real_lengths": "",
+            "real_lengths_interval": "",
+            "real_lengths_status": "",
             "what_it_would_take": "",
             "footnotes": ";".join(_footnote_ids(rec)),
             "evidence": "",
@@ -463,6 +473,10 @@ def claims_report(
                                                             _opt(ref["high"])), tolerance)
                     row.update(reading=STATUS_READING, reference=reference.ours,
                                reference_status=REPRODUCED if reference.holds else DIFFERS)
+        real = with_reading(rec["metric"], LENGTHS_READING)
+        if real in ours_by_metric.index and rec["reproducible"] == "yes":
+            row.update(_beside(rec["claim_id"], kind, unit, paper, ours_by_metric.loc[real],
+                               (intervals or {}).get(real), tolerance))
         end = "" if fit is None else calibration.fitted_end(rec["claim_id"])
         if rec["reproducible"] == "no":
             reason = rec["not_reproducible_reason"]
@@ -545,8 +559,10 @@ def attach_what_it_would_take(report: pd.DataFrame, tables: Mapping[str, pd.Data
 
     ``tables``: file -> a table with :data:`WIT_COLUMNS` (rows with an empty ``needed``
     are readings, not inputs, and are skipped); each computed input the model needs to
-    give the paper's value exactly becomes ``quantity: ours X, needed Y (file)``. A
-    near-edge row with none says ``not computed``, so the gap is visible.
+    give the paper's value exactly becomes ``quantity: ours X, needed Y (file)``, and
+    where the table has ``fed_back`` and ``paper`` (the claim's value recomputed at the
+    needed input) ``..., which gives F (paper P)``. A near-edge row with none says ``not
+    computed``, so the gap is visible.
     """
     out = report.copy()
     found: dict[str, list[str]] = {}
@@ -557,13 +573,37 @@ def attach_what_it_would_take(report: pd.DataFrame, tables: Mapping[str, pd.Data
         for rec in table.to_dict("records"):
             if str(rec["needed"]).strip() in ("", "nan"):
                 continue
+            fed = ""
+            if str(rec.get("fed_back", "")).strip() not in ("", "nan"):
+                fed = (f", which gives {fmt(float(rec['fed_back']))} (paper "
+                       f"{fmt(float(rec['paper']))})")
             found.setdefault(str(rec["claim_id"]), []).append(
                 f"{rec['quantity']}: ours {fmt(float(rec['ours']))}, needed "
-                f"{fmt(float(rec['needed']))} {rec['unit']} ({path})")
+                f"{fmt(float(rec['needed']))} {rec['unit']}{fed} ({path})")
     for cid in near_edge(out):
         text = "; ".join(found.get(cid, [])) or "not computed"
         out.loc[out["claim_id"] == cid, "what_it_would_take"] = text
     return out
+
+
+def _beside(claim_id: str, kind: str, unit: str,
+            paper: tuple[float | None, float | None, float | None], ours: pd.Series,
+            ci: ClaimInterval | None, tolerance: Tolerance) -> dict[str, Any]:
+    """The real-lengths columns of a claim: its ``@real-lengths`` value, interval and the
+    status the claims' own rule gives it (from the interval over seeds when there are two
+    or more seeds, else from the value; a fit target's is a prediction, never
+    ``calibrated``)."""
+    numbers = (_opt(ours["value"]), _opt(ours["low"]), _opt(ours["high"]))
+    result = compare(kind, unit, paper, numbers, tolerance)
+    status = REPRODUCED if result.holds else DIFFERS
+    interval = ""
+    if ci is not None and ci.n >= 2:
+        _check_mean(f"{claim_id} ({LENGTHS_READING})", numbers, ci)
+        verdict = interval_verdict(kind, unit, paper, ci, tolerance)
+        status = {INSIDE: REPRODUCED, STRADDLES: STRADDLES}.get(verdict, DIFFERS)
+        interval = f"{interval_text(kind, ci)} ({ci.n})"
+    return {"real_lengths": result.ours, "real_lengths_interval": interval,
+            "real_lengths_status": status}
 
 
 def _check_mean(claim_id: str, numbers: tuple[float | None, float | None, float | None],
