@@ -15,10 +15,13 @@ applying them (rollmux.experiments.placement_bench.bench_placement). Target: med
 cost, worst-case SLO attainment and admission mix
 (rollmux.experiments.placement_bench.compare_policies).
 
-``--reference DIR`` times every size twice in one run, alternating, each in a fresh
-process: with the code of another checkout (``DIR/src``, e.g. main in a temporary git
-worktree) and with this one; it prints both and their ratios, and checks that both built
-the same cluster (groups, nodes, cost, admission mix).
+``--reference DIR [DIR ...]`` times every size with each reference checkout's code
+(``DIR/src``, e.g. an older commit in a temporary git worktree) and then with this one, in
+one run, each in a fresh process; it prints the median and p99 decision latency (wall
+and CPU) of each and their ratios, and checks that all built the same cluster (groups,
+nodes, cost, admission mix). The latencies of this comparison are taken by the same
+wrapper around the policy's ``place`` in every process (older checkouts' benchmark
+reports no p99), over the ``--decisions`` timed decisions.
 """
 
 from __future__ import annotations
@@ -45,8 +48,8 @@ def main() -> None:
     parser.add_argument("--policy", default="rollmux")
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
     parser.add_argument("--compare", type=int, default=None, help="compare policies on N jobs")
-    parser.add_argument("--reference", default=None,
-                        help="a checkout whose src/ is timed side by side with this one")
+    parser.add_argument("--reference", default=None, nargs="+",
+                        help="checkouts whose src/ are timed side by side with this one")
     args = parser.parse_args()
     if args.compare is not None:
         _compare(args.compare, args.seed, args.json)
@@ -60,9 +63,10 @@ def main() -> None:
           f"Python {platform.python_version()}; policy {args.policy}, seed {args.seed}, "
           f"{args.decisions} timed decisions per size")
     print()
-    print("| concurrent jobs | groups | median (ms) | median CPU (ms) | p95 (ms) | max (ms) | "
-          "new-job profile (ms) | direct / scaling / new (%) | build (s) | build CPU (s) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+    print("| concurrent jobs | groups | median (ms) | median CPU (ms) | p95 (ms) | p99 (ms) | "
+          "p99 CPU (ms) | max (ms) | new-job profile (ms) | direct / scaling / new (%) | "
+          "build (s) | build CPU (s) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     for size in args.sizes:
         row = bench_placement(size, args.seed, args.decisions, policy=args.policy)
         rows.append(row)
@@ -72,8 +76,9 @@ def main() -> None:
             for k in ("direct-packing", "rollout-scaling", "new-group")
         )
         print(f"| {size} | {row['groups']} | {row['median_ms']:.2f} | "
-              f"{row['median_cpu_ms']:.2f} | {row['p95_ms']:.2f} | "
-              f"{row['max_ms']:.2f} | {row['profile_median_ms']:.1f} | {shares} | "
+              f"{row['median_cpu_ms']:.2f} | {row['p95_ms']:.2f} | {row['p99_ms']:.2f} | "
+              f"{row['p99_cpu_ms']:.2f} | {row['max_ms']:.2f} | "
+              f"{row['profile_median_ms']:.1f} | {shares} | "
               f"{row['build_s']:.1f} | {row['build_cpu_s']:.1f} |", flush=True)
     print()
     print(f"total wall time: {time.perf_counter() - start:.0f} s")
@@ -82,14 +87,32 @@ def main() -> None:
             json.dump(rows, fh, indent=2)
 
 
-# Run in a fresh interpreter: bench_placement plus the process CPU time of the whole call.
+# Run in a fresh interpreter: bench_placement plus the process CPU time of the whole call,
+# and every decision's wall and CPU time taken around the policy's place() (the same code
+# for every checkout, whose own bench_placement may not report the p99).
 _CHILD = (
     "import json, sys, time\n"
-    "from rollmux.experiments.placement_bench import bench_placement\n"
+    "import numpy as np\n"
+    "import rollmux.experiments.placement_bench as pb\n"
     "jobs, seed, decisions, policy = sys.argv[1:5]\n"
+    "calls = []\n"
+    "make = pb.get_policy\n"
+    "class Timed:\n"
+    "    def __init__(self, inner):\n"
+    "        self.inner = inner\n"
+    "    def place(self, job, snapshot):\n"
+    "        t, c = time.perf_counter(), time.thread_time()\n"
+    "        out = self.inner.place(job, snapshot)\n"
+    "        calls.append(((time.perf_counter() - t) * 1e3, (time.thread_time() - c) * 1e3))\n"
+    "        return out\n"
+    "pb.get_policy = lambda name, **kw: Timed(make(name, **kw))\n"
     "t0 = time.process_time()\n"
-    "row = bench_placement(int(jobs), int(seed), int(decisions), policy=policy)\n"
+    "row = pb.bench_placement(int(jobs), int(seed), int(decisions), policy=policy)\n"
     "row['cpu_s'] = time.process_time() - t0\n"
+    "timed = np.asarray(calls[-int(decisions):])\n"
+    "for name, col in (('wall', 0), ('cpu', 1)):\n"
+    "    row[f'timed_median_{name}_ms'] = float(np.median(timed[:, col]))\n"
+    "    row[f'timed_p99_{name}_ms'] = float(np.percentile(timed[:, col], 99))\n"
     "print(json.dumps(row))\n"
 )
 _SAME_CLUSTER = ("groups", "rollout_nodes", "train_nodes", "cost_usd_per_h", "admission_mix")
@@ -107,33 +130,39 @@ def _run_child(src: Path, jobs: int, seed: int, decisions: int, policy: str) -> 
 
 
 def _against_reference(args: argparse.Namespace) -> None:
-    """Time each size with the reference checkout and with this one; print ratios."""
-    reference = Path(args.reference).resolve() / "src"
+    """Time each size with every reference checkout, then with this one; print ratios."""
+    references = [Path(r).resolve() / "src" for r in args.reference]
     here = Path(__file__).resolve().parents[1] / "src"
-    if not (reference / "rollmux").is_dir():
-        raise SystemExit(f"--reference: {reference / 'rollmux'} is not a folder")
+    for reference in references:
+        if not (reference / "rollmux").is_dir():
+            raise SystemExit(f"--reference: {reference / 'rollmux'} is not a folder")
     start = time.perf_counter()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; policy {args.policy}, seed {args.seed}, "
           f"{args.decisions} timed decisions per size; load average at start "
-          f"{os.getloadavg()[0]:.1f}; reference {reference}")
+          f"{os.getloadavg()[0]:.1f}; references {', '.join(map(str, references))}")
     print()
-    print("| jobs | groups | median ref (ms) | median (ms) | ref / new | build ref (s) | "
-          "build (s) | ref / new | CPU ref (s) | CPU (s) | ref / new |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| jobs | code | groups | median (ms) | median CPU (ms) | p99 (ms) | p99 CPU (ms) | "
+          "build CPU (s) | ref / new: median CPU | p99 CPU |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
     for size in args.sizes:
-        ref = _run_child(reference, size, args.seed, args.decisions, args.policy)
+        runs = [(str(ref.parent), _run_child(ref, size, args.seed, args.decisions, args.policy))
+                for ref in references]
         new = _run_child(here, size, args.seed, args.decisions, args.policy)
-        for key in _SAME_CLUSTER:
-            if ref[key] != new[key]:
-                raise SystemExit(f"{size} jobs: {key} differs: {ref[key]!r} vs {new[key]!r}")
-        rows.append({"jobs": size, "reference": ref, "new": new})
-        print(f"| {size} | {new['groups']} | {ref['median_ms']:.2f} | {new['median_ms']:.2f} | "
-              f"{ref['median_ms'] / new['median_ms']:.1f} | {ref['build_s']:.1f} | "
-              f"{new['build_s']:.1f} | {ref['build_s'] / new['build_s']:.1f} | "
-              f"{ref['cpu_s']:.1f} | {new['cpu_s']:.1f} | {ref['cpu_s'] / new['cpu_s']:.1f} |",
-              flush=True)
+        runs.append(("this checkout", new))
+        for name, run in runs[:-1]:
+            for key in _SAME_CLUSTER:
+                if run[key] != new[key]:
+                    raise SystemExit(f"{size} jobs: {key} differs ({name}): {run[key]!r} vs "
+                                     f"{new[key]!r}")
+        rows.append({"jobs": size, "runs": [{"code": name, **run} for name, run in runs]})
+        for name, run in runs:
+            ratio = (f"{run['timed_median_cpu_ms'] / new['timed_median_cpu_ms']:.2f} | "
+                     f"{run['timed_p99_cpu_ms'] / new['timed_p99_cpu_ms']:.2f}")
+            print(f"| {size} | {name} | {run['groups']} | {run['timed_median_wall_ms']:.3f} | "
+                  f"{run['timed_median_cpu_ms']:.3f} | {run['timed_p99_wall_ms']:.3f} | "
+                  f"{run['timed_p99_cpu_ms']:.3f} | {run['cpu_s']:.1f} | {ratio} |", flush=True)
     print()
     print(f"same clusters built (groups, nodes, cost, admission mix) at every size; total wall "
           f"time {time.perf_counter() - start:.0f} s; load average at end "

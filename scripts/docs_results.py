@@ -149,7 +149,8 @@ def render_gap(root: Path = ROOT) -> str:
     if by_path.is_file():
         by = pd.read_csv(by_path)
         lines += ["", f"RollMux's jobs with real lengths on the trace as shipped, by the run that "
-                  f"served them ({BY_WORKLOAD}):", "",
+                  f"served them, pooled over the replays of every seed (a job counts once per "
+                  f"seed; {BY_WORKLOAD}):", "",
                   "| served by | jobs | realised SLO met % | realised solo / worst-case solo "
                   "(median) | realised slowdown (median) |", "|---|---|---|---|---|"]
         for rec in by.to_dict("records"):

@@ -12,8 +12,9 @@ from rollmux.cli import main
 
 
 def test_meta_iteration_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
-    """Two complementary jobs weave into T_cycle."""
-    assert main(["meta-iteration", "--rollout", "10", "2", "--train", "2", "10"]) == 0
+    """Two complementary jobs weave into T_cycle (`--format json`: one JSON object)."""
+    assert main(["meta-iteration", "--rollout", "10", "2", "--train", "2", "10",
+                 "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out == {"meta_iteration_s": 12.0, "t_cycle_s": 12.0}
 
@@ -21,7 +22,7 @@ def test_meta_iteration_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_meta_iteration_gang_pinning(capsys: pytest.CaptureFixture[str]) -> None:
     """``0+1`` pins a job to both nodes; this group exceeds T_cycle though T_load < T_cycle."""
     args = ["meta-iteration", "--rollout", "4", "4", "3", "--train", "4", "2", "1",
-            "--rollout-node", "0,1,0+1", "--train-node", "0,0,0"]
+            "--rollout-node", "0,1,0+1", "--train-node", "0,0,0", "--format", "json"]
     assert main(args) == 0
     assert json.loads(capsys.readouterr().out)["meta_iteration_s"] == pytest.approx(8.5)
 
@@ -71,8 +72,9 @@ def test_help_and_usage(command: list[str], capsys: pytest.CaptureFixture[str]) 
 def test_bench_prints_one_json_object(
     what: str, keys: set[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`rollmux bench placement|optimum` prints one JSON object with the documented keys."""
-    assert main(["bench", what, "--jobs", "6", "--seed", "1"]) == 0
+    """`rollmux bench placement|optimum --format json` prints one JSON object with the
+    documented keys."""
+    assert main(["bench", what, "--jobs", "6", "--seed", "1", "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert keys <= set(result)
     assert result["jobs"] == 6

@@ -126,13 +126,16 @@ def test_readme_theorem1_line_parses_and_runs(tmp_path: Path, monkeypatch: pytes
 def test_theorem1_alone_prints_and_writes_nothing(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    """Without --out, `rollmux theorem1` prints the CSV on stdout and writes no file
-    (no more results/ in the current folder)."""
+    """Without --out, `rollmux theorem1` prints the summary on stdout (a table, or CSV with
+    --format csv) and writes no file (no more results/ in the current folder)."""
     monkeypatch.chdir(tmp_path)
     assert cli.build_parser().parse_args(["theorem1"]).out is None
-    code, out, _ = run(["theorem1", "--instances", "1"], capsys)
+    code, out, _ = run(["theorem1", "--instances", "1", "--format", "csv"], capsys)
     assert code == 0
     assert out.splitlines()[0].startswith("family,objective,")
+    code, out, _ = run(["theorem1", "--instances", "1"], capsys)
+    assert code == 0
+    assert out.split()[:2] == ["family", "objective"] and max(map(len, out.splitlines())) <= 100
     assert files_under(tmp_path) == set()
 
 
@@ -173,7 +176,8 @@ def test_bench_optimum_time_limit_is_reported(capsys: pytest.CaptureFixture[str]
         return {"proven_optimal": False, "bruteforce_finished": None}
 
     monkeypatch.setattr(optimum, "compare_solvers", limited)
-    code, out, err = run(["bench", "optimum", "--jobs", "40", "--time-limit-s", "0.5"], capsys)
+    code, out, err = run(["bench", "optimum", "--jobs", "40", "--time-limit-s", "0.5",
+                           "--format", "json"], capsys)
     assert code == ExitStatus.TIME_LIMIT
     assert '"proven_optimal": false' in out
     assert_one_error(err, "time limit of 0.5 s reached", "not proven")
@@ -182,7 +186,8 @@ def test_bench_optimum_time_limit_is_reported(capsys: pytest.CaptureFixture[str]
 def test_bench_optimum_time_limit_on_a_real_solve(capsys: pytest.CaptureFixture[str]) -> None:
     """A real brute force that cannot finish in 1 ms (10 jobs: 115,975 set partitions, so
     its deadline check, every 4,096 partitions, is reached): status 4 and the message."""
-    code, out, err = run(["bench", "optimum", "--jobs", "10", "--time-limit-s", "0.001"], capsys)
+    code, out, err = run(["bench", "optimum", "--jobs", "10", "--time-limit-s", "0.001",
+                           "--format", "json"], capsys)
     assert code == ExitStatus.TIME_LIMIT
     assert '"bruteforce_finished": false' in out
     assert_one_error(err, "time limit of 0.001 s reached", "brute force did not finish")

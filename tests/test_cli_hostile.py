@@ -392,3 +392,11 @@ def test_meta_iteration_node_and_order_overflow(capsys: pytest.CaptureFixture[st
     assert code == ExitStatus.USAGE and "is out of range: expected 0 to 1000000" in errors[0]
     code, _, errors = run([*base, "--order", "9" * 400 + ",0"], capsys)
     assert code == ExitStatus.USAGE and "--order" in errors[0] and "0 to 1000000" in errors[0]
+
+
+def test_slo_limit_is_the_trace_schema_bound() -> None:
+    """--slo's limit is the trace schema's bound on the slo column (one limit, not two)."""
+    from rollmux.sim.replay import SLO_MAX
+    from rollmux.traces.schema import load_schema
+
+    assert load_schema().column("slo").le == SLO_MAX

@@ -15,7 +15,6 @@ from rollmux.closedform import (
     colocated_rollout_s,
     fluid_cost_usd_per_h,
     fluid_cost_usd_per_iteration,
-    job_phases_from_rljob,
     pools_from_hardware,
     solo_d,
     solo_d_fleet,
@@ -328,16 +327,17 @@ def test_pools_from_hardware_matches_defaults() -> None:
     assert pools_from_hardware(overridden).rollout.price_usd_per_h == 2.0
 
 
-def test_job_phases_from_rljob_uses_the_phase_model() -> None:
-    """The adapter copies GPU counts from the job and durations from phase_times."""
+def test_resolved_phases_use_the_phase_model() -> None:
+    """A resolved job's phases copy GPU counts from the job and durations from phase_times."""
     from rollmux.hardware import load_hardware
     from rollmux.jobs import RLJob
+    from rollmux.model import resolve
     from rollmux.phasetimes import phase_times
 
     hw = load_hardware()
     rl = RLJob(job_id="a", model_size_b=14, max_response_tokens=16384, rollout_gpus=16)
     times = phase_times(rl, hw)
-    phases = job_phases_from_rljob(rl, hw)
+    phases = resolve(rl, hw).phases
     assert (phases.rollout_gpus, phases.train_gpus) == (16, 8)
     assert (phases.rollout_s, phases.train_s, phases.sync_s) == (
         times.rollout_s, times.train_s, times.sync_s
@@ -351,7 +351,7 @@ def test_job_phases_from_rljob_uses_the_phase_model() -> None:
     given_times = RLJob(job_id="b", model_size_b=7, max_response_tokens=8192,
                         rollout_s=30.0, train_s=10.0, sync_s=2.0, warm_switch_s=1.5,
                         rollout_max_s=45.0, train_max_s=12.0)
-    given = job_phases_from_rljob(given_times, hw)
+    given = resolve(given_times, hw).phases
     assert given == JobPhases(phase_times(given_times, hw), 8, 8)
     assert (given.rollout_s, given.train_s, given.sync_s, given.warm_switch_s,
             given.rollout_max_s, given.train_max_s) == (30.0, 10.0, 2.0, 1.5, 45.0, 12.0)

@@ -25,6 +25,7 @@ from rollmux.experiments.calibration import (
 )
 from rollmux.experiments.claims import load_calibration, load_ledger
 from rollmux.hardware import load_hardware
+from rollmux.model import resolve
 from rollmux.traces import load_trace
 from rollmux.traces.generate import generate_production, load_workloads
 from rollmux.traces.stats import job_summary
@@ -180,7 +181,7 @@ def test_closed_form_matches_the_solo_d_replay() -> None:
     """Solo-D's closed-form trace cost equals the simulator's replay (expected phases)."""
     hw = load_hardware()
     jobs = _first_jobs(25)
-    cost = isolated_trace_costs(jobs, hw)["solo-d"]
+    cost = isolated_trace_costs([resolve(j, hw) for j in jobs])["solo-d"]
     replay_usd_per_h, replay_span_h = _replay_cost(jobs, "solo-d", hw)
     assert replay_usd_per_h == pytest.approx(cost.usd_per_h, rel=1e-9)
     assert replay_span_h == pytest.approx(cost.span_h, rel=1e-9)
@@ -190,7 +191,7 @@ def test_closed_form_matches_the_verl_replay_at_bandwidth_scaling() -> None:
     """With speed-up 1 (bandwidth scaling) veRL's closed form equals the replay."""
     hw = load_hardware(overrides={"perf.colocated_rollout_speedup": 1.0})
     jobs = _first_jobs(25)
-    cost = isolated_trace_costs(jobs, hw)["verl"]
+    cost = isolated_trace_costs([resolve(j, hw) for j in jobs])["verl"]
     assert _replay_cost(jobs, "verl", hw)[0] == pytest.approx(cost.usd_per_h, rel=1e-9)
 
 
@@ -199,7 +200,7 @@ def test_verl_replay_reads_the_fitted_speedup() -> None:
     hw = load_hardware()
     assert hw.perf.colocated_rollout_speedup != 1.0
     jobs = _first_jobs(25)
-    cost = isolated_trace_costs(jobs, hw)["verl"]
+    cost = isolated_trace_costs([resolve(j, hw) for j in jobs])["verl"]
     assert _replay_cost(jobs, "verl", hw)[0] == pytest.approx(cost.usd_per_h, rel=1e-9)
 
 
@@ -209,7 +210,8 @@ def test_speedup_scales_only_the_colocated_rollout() -> None:
     slow = load_hardware(overrides={"perf.colocated_rollout_speedup": 1.0})
     fast = dataclasses.replace(slow, perf=dataclasses.replace(slow.perf,
                                                               colocated_rollout_speedup=2.0))
-    a, b = isolated_trace_costs(jobs, slow), isolated_trace_costs(jobs, fast)
+    a = isolated_trace_costs([resolve(j, slow) for j in jobs])
+    b = isolated_trace_costs([resolve(j, fast) for j in jobs])
     assert a["solo-d"] == b["solo-d"]
     assert b["verl"].total_usd < a["verl"].total_usd
     assert np.isfinite(b["verl"].usd_per_h)

@@ -21,9 +21,10 @@ from rollmux.group import (
     GroupMetrics,
     GroupStatus,
     NodeCapacity,
-    group_job_from_rljob,
+    group_job_of,
     node_capacity_from_hardware,
 )
+from rollmux.model import resolve
 
 H20_USD_PER_H, H800_USD_PER_H = 1.85, 5.28
 NODE_8_8_USD_PER_H = 8 * H20_USD_PER_H + 8 * H800_USD_PER_H  # 57.04
@@ -505,7 +506,7 @@ def test_adapters_from_hardware_and_rljob() -> None:
         rollout_max_s=40.0, train_max_s=12.0,
         rollout_mem_gb_per_node=300.0, train_mem_gb_per_node=500.0,
     )
-    gj = group_job_from_rljob(rl, hw, 3, (0, 1))
+    gj = group_job_of(resolve(rl, hw), 3, (0, 1))
     assert (gj.rollout_nodes, gj.train_nodes, gj.slo, gj.job_id) == ((3,), (0, 1), 1.3, "j7")
     assert (gj.rollout_mem_gb_per_node, gj.train_mem_gb_per_node) == (300.0, 500.0)
     assert gj.phases == JobPhases(phase_times(rl, hw), 8, 16)
@@ -525,7 +526,7 @@ def test_modelled_jobs_form_a_valid_group() -> None:
         RLJob(job_id="long", model_size_b=7, max_response_tokens=16384, turns=3),
     ]
     group = group_of(
-        tuple(group_job_from_rljob(r, hw, 0, 0) for r in rls),
+        tuple(group_job_of(resolve(r, hw), 0, 0) for r in rls),
         (0,),
         (0,),
         node_capacity=node_capacity_from_hardware(hw),

@@ -41,7 +41,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("traces", ("rollmux.traces",)),
     ("sim", ("rollmux.sim",)),
     ("experiments", ("rollmux.experiments", "rollmux.anchors", "rollmux.plotstyle")),
-    ("interface", ("rollmux", "rollmux.entry", "rollmux.cli", "rollmux.cliutil", "rollmux.sim.cli",
+    ("interface", ("rollmux", "rollmux.entry", "rollmux.cli", "rollmux.cliutil",
+                   "rollmux.cliformat", "rollmux.sim.cli",
                    "rollmux.traces.cli", "rollmux.theorem1.cli", "rollmux.theorem1.__main__")),
 )
 

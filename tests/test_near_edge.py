@@ -172,3 +172,29 @@ def test_migration_multiplier_gives_the_papers_gain_when_fed_back() -> None:
         again = migration_ends(row["needed"], [0], 12, hw, pairs)[row["end"]]
         assert again == pytest.approx(row["paper"], abs=2e-3)
         assert row["fed_back"] == pytest.approx(again)
+
+
+def _throughput(rollmux: tuple[int, int, float], gavel: tuple[int, int, float]) -> pd.DataFrame:
+    """A throughput table of one scenario: RollMux and Gavel+ (H20, H800, throughput)."""
+    rows = [{"scenario": "spatial", "system": s, "h20_gpus": a, "h800_gpus": b,
+             "normalised_throughput": t, "available": True}
+            for s, (a, b, t) in (("rollmux", rollmux), ("gavel-plus", gavel))]
+    return pd.DataFrame(rows)
+
+
+def test_gain_price_ratio_gives_the_papers_gain_when_fed_back() -> None:
+    """C21 (1.78x over Gavel+ at equal cost): at ours the gain is the table's per-USD
+    ratio; the price ratio found gives 1.78 when fed back (mean over two seeds); a gain
+    that no price moves (the same GPUs) gives NaN."""
+    from rollmux.experiments.near_edge import gain_price_rows, gains_at
+
+    tables = [_throughput((8, 8, 2.0), (16, 0, 1.0)), _throughput((8, 8, 2.2), (16, 0, 1.0))]
+    ours = gains_at(tables, 2.85)["throughput_ratio_spatial_gavel"]
+    assert ours == pytest.approx(np.mean([t / (8 + 2.85 * 8) * 16 for t in (2.0, 2.2)]))
+    (row,) = [r for r in gain_price_rows(load_ledger(), tables, 2.85) if r["claim_id"] == "C21"]
+    assert gains_at(tables, row["needed"])["throughput_ratio_spatial_gavel"] == \
+        pytest.approx(1.78, rel=1e-9)
+    assert row["fed_back"] == pytest.approx(1.78) and row["ours_value"] == pytest.approx(ours)
+    same = [_throughput((8, 8, 2.0), (8, 8, 1.0))]
+    (flat,) = [r for r in gain_price_rows(load_ledger(), same, 2.85) if r["claim_id"] == "C21"]
+    assert math.isnan(flat["needed"]) and "no H800/H20 price ratio" in flat["note"]

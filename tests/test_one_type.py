@@ -90,9 +90,6 @@ DERIVES: dict[str, str] = {
     "rollmux.experiments.model_figures": "figures of the phase model's switch and sync parts",
     "rollmux.experiments.microbench_evidence": "the roofline ratio at other batch sizes",
     "rollmux.experiments.placement_bench": "times one uncached phase-model call on purpose",
-    "rollmux.closedform": "job_phases_from_rljob, isolated_trace_costs: the trace-cost fit "
-                          "(experiments/calibration.py) still passes (job, hw)",
-    "rollmux.placement.optimum.plans": "the optimum's JobData (replaced last, issue 23)",
 }
 
 

@@ -12,9 +12,10 @@ from strategies import direct_job, job_sets, profile_examples
 
 from rollmux.closedform import pools_from_hardware
 from rollmux.experiments.jobmix import production_mix
-from rollmux.group import CoExecutionGroup, group_job_from_rljob, node_capacity_from_hardware
+from rollmux.group import CoExecutionGroup, group_job_of, node_capacity_from_hardware
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
+from rollmux.model import resolve
 from rollmux.phasetimes import rollout_mem_gb_per_node, train_mem_gb_per_node
 from rollmux.placement.optimum import (
     ColumnCache,
@@ -68,7 +69,7 @@ def check_group(plan: GroupPlan | ReferenceGroup, jobs: list[RLJob]) -> None:
             assert len(nodes) == math.ceil(gpus / 8)
     group = CoExecutionGroup(
         jobs=tuple(
-            group_job_from_rljob(j, HW, r, t)
+            group_job_of(resolve(j, HW), r, t)
             for j, r, t in zip(jobs, plan.rollout_pinning, plan.train_pinning, strict=True)
         ),
         rollout_node_ids=tuple(range(plan.rollout_nodes)),

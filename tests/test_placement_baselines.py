@@ -9,7 +9,7 @@ import pytest
 from pooled import POOLS
 from test_placement_rollmux import H20_NODE, H800_NODE, HW, alone, join, mkjob
 
-from rollmux.closedform import job_phases_from_rljob, verl
+from rollmux.closedform import verl
 from rollmux.group import GroupStatus
 from rollmux.jobs import RLJob
 from rollmux.model import resolve
@@ -54,7 +54,7 @@ def test_verl_runs_on_training_gpus_only() -> None:
     assert decision.rollout_nodes == ()
     assert len(decision.train_nodes) == 2
     assert decision.marginal_cost_usd_per_h == pytest.approx(2 * H800_NODE)
-    expected = verl(job_phases_from_rljob(job, HW, resolve(job, HW).times), POOLS)
+    expected = verl(resolve(job, HW).phases, POOLS)
     assert decision.meta_iteration_s == pytest.approx(expected.iteration_s)
     apply(empty_snapshot(HW), decision).check_invariants()
 

@@ -13,7 +13,8 @@ def test_bench_placement_small_cluster() -> None:
     """A 20-job cluster: the result names its size, latencies and admission mix."""
     row = bench_placement(20, seed=1, decisions=5)
     assert row["jobs"] == 20 and row["decisions"] == 5 and row["policy"] == "rollmux"
-    assert 0 < row["median_ms"] <= row["p95_ms"] <= row["max_ms"]
+    assert 0 < row["median_ms"] <= row["p95_ms"] <= row["p99_ms"] <= row["max_ms"]
+    assert row["p99_cpu_ms"] > 0
     assert 1 <= row["groups"] <= 20
     assert sum(row["admission_mix"].values()) == pytest.approx(1.0)
     assert row["cost_usd_per_h"] > 0

@@ -11,7 +11,7 @@ from pooled import group_of
 from rollmux.group import (
     CoExecutionGroup,
     GroupStatus,
-    group_job_from_rljob,
+    group_job_of,
     node_capacity_from_hardware,
 )
 from rollmux.hardware import load_hardware
@@ -82,10 +82,8 @@ def group_model(snap: ClusterSnapshot, group_id: str, extra: tuple = ()) -> CoEx
     """The group model of a snapshot group, built independently of the policy's cache."""
     group = snap.groups[group_id]
     members = tuple(
-        group_job_from_rljob(
-            snap.jobs[j].job, HW, snap.jobs[j].rollout_nodes, snap.jobs[j].train_nodes,
-            snap.jobs[j].times,
-        )
+        group_job_of(snap.jobs[j].resolved, snap.jobs[j].rollout_nodes,
+                     snap.jobs[j].train_nodes)
         for j in group.jobs
     )
     return group_of(
@@ -137,7 +135,7 @@ def _zero_cost_feasible(snap: ClusterSnapshot, job: RLJob, prune: bool) -> bool:
         train = [n for n in group.train_nodes if snap.nodes[n].fits(profile.train_mem_gb)]
         for r_combo in itertools.combinations(roll, profile.rollout_nodes):
             for t_combo in itertools.combinations(train, profile.train_nodes):
-                extra = group_job_from_rljob(job, HW, r_combo, t_combo, profile.times)
+                extra = group_job_of(profile, r_combo, t_combo)
                 model = group_model(snap, group.group_id, (extra,))
                 if model.metrics(worst_case=True).all_slo_ok:
                     return True

@@ -7,7 +7,7 @@ import math
 import pytest
 from pooled import group_of
 
-from rollmux.group import group_job_from_rljob
+from rollmux.group import group_job_of
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.jobs import RLJob
 from rollmux.model import resolve
@@ -279,8 +279,8 @@ def test_exact_check_rejects_what_the_lower_bound_admits() -> None:
     direct = join(snap, job_c, group_id, rollout_nodes, (t_second,))
     model = group_of(
         jobs=tuple(
-            group_job_from_rljob(direct.jobs[j].job, HW, direct.jobs[j].rollout_nodes,
-                                 direct.jobs[j].train_nodes)
+            group_job_of(resolve(direct.jobs[j].job, HW), direct.jobs[j].rollout_nodes,
+                         direct.jobs[j].train_nodes)
             for j in ("A", "B", "C")
         ),
         rollout_node_ids=rollout_nodes,

@@ -48,6 +48,7 @@ def test_burst_to_peak_reaches_the_target_on_the_production_trace() -> None:
     """The shipped trace's Solo-D peak (240) is lifted to 328 by a factor in (0, 1); the
     jobs' work is unchanged, so their closed-form Solo-D total cost is too."""
     from rollmux.closedform import isolated_trace_costs
+    from rollmux.model import resolve
 
     hw = load_hardware()
     jobs = load_trace(ROOT / "traces" / "production-default.csv", hw)
@@ -56,8 +57,8 @@ def test_burst_to_peak_reaches_the_target_on_the_production_trace() -> None:
     # The largest such factor: a little more (less bursty) falls short.
     looser = burst_to_peak(jobs, hw, burst.peak_after + 1, 168.0)
     assert looser.factor <= burst.factor
-    before = isolated_trace_costs(jobs, hw)["solo-d"].total_usd
-    after = isolated_trace_costs(list(burst.jobs), hw)["solo-d"].total_usd
+    before = isolated_trace_costs([resolve(j, hw) for j in jobs])["solo-d"].total_usd
+    after = isolated_trace_costs([resolve(j, hw) for j in list(burst.jobs)])["solo-d"].total_usd
     assert after == pytest.approx(before)
     # A day's window cannot reach 328 (jobs last 27.9 h on average): factor 0, not reached.
     assert not burst_to_peak(jobs, hw, 328, 24.0).reached

@@ -11,12 +11,13 @@ import pandas as pd
 import pytest
 from pooled import POOLS
 
-from rollmux.closedform import fluid_cost_usd_per_iteration, job_phases_from_rljob
+from rollmux.closedform import fluid_cost_usd_per_iteration
 from rollmux.experiments.metrics import METRIC_COLUMNS
 from rollmux.experiments.production import production_metrics
 from rollmux.experiments.sensitivity import simulation_metrics
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
+from rollmux.model import resolve
 from rollmux.sim.cli import main as simulate_main
 from rollmux.sim.sweeps import (
     RunKey,
@@ -216,7 +217,7 @@ def test_fluid_bound_integral_equals_per_job_sum() -> None:
     hw = load_hardware()
     jobs = _jobs(4)
     rates = fluid_job_rates(jobs, hw)
-    expected = sum(j.iterations * fluid_cost_usd_per_iteration(job_phases_from_rljob(j, hw), POOLS)
+    expected = sum(j.iterations * fluid_cost_usd_per_iteration(resolve(j, hw).phases, POOLS)
                    for j in jobs)
     steps = fluid_timeseries(rates)
     widths = np.diff(steps["time_s"].to_numpy())

@@ -6,8 +6,8 @@
     rollmux theorem1 --instances 200 --seed 0 --out summary.csv
     rollmux theorem1-worst-case --sizes 2 3 4 --out worst_case.csv
     rollmux calibration                                    phase-model calibration table
-    rollmux bench placement --jobs 2000 --seed 0           RollMux decision latency (JSON)
-    rollmux bench optimum --jobs 13 --seed 0               exact offline optimum (JSON)
+    rollmux bench placement --jobs 2000 --seed 0           RollMux decision latency
+    rollmux bench optimum --jobs 13 --seed 0 --format json exact offline optimum
     rollmux trace validate|generate|adapt|stats ...        job traces
     rollmux simulate --trace FILE --policy NAME [--seed S] [--out DIR]
 
@@ -16,7 +16,9 @@ where failures become messages: one line ``rollmux: error: ...`` naming the argu
 for an invalid input file, one such line per problem, located by file, line, row and
 column) and an exit status of :class:`rollmux.errors.ExitStatus`; no traceback reaches
 the user. Output paths are checked when the arguments are parsed, before any work; long
-commands draw a progress bar on a terminal (``--quiet`` turns it off).
+commands draw a progress bar on a terminal (``--quiet`` turns it off). A command that
+prints a table or a result takes ``--format {table,csv,json}`` (:mod:`rollmux.cliformat`;
+the default ``table`` is at most 100 characters wide).
 
 This module defines the small commands itself and imports the modules that define the
 others (``rollmux.sim.cli``, ``rollmux.traces.cli``, ``rollmux.theorem1.cli``); those
@@ -26,11 +28,11 @@ never import this one. What the commands share lives in :mod:`rollmux.cliutil`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 
 from rollmux import __version__
+from rollmux.cliformat import add_format, print_record, print_table
 from rollmux.cliutil import (
     COUNT_MAX,
     ArgumentParser,
@@ -112,7 +114,7 @@ def cmd_meta_iteration(args: argparse.Namespace) -> int:
         order=_order(args.order) if args.order else None,
     )
     t_cycle = max(r + t for r, t in zip(args.rollout, args.train, strict=False))
-    print(json.dumps({"meta_iteration_s": period, "t_cycle_s": t_cycle}))
+    print_record({"meta_iteration_s": period, "t_cycle_s": t_cycle}, args.format)
     return 0
 
 
@@ -127,7 +129,7 @@ def cmd_microbench(args: argparse.Namespace) -> int:
         write_csv(table, args.out)
         say(f"wrote {len(table)} rows to {args.out}")
     else:
-        print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        print_table(table, args.format, "%.3f", csv_format="%.6g")
     return 0
 
 
@@ -150,7 +152,7 @@ BENCH_BRUTEFORCE_TIME_LIMIT_S = 120.0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Run one benchmark and print its result as one JSON object."""
+    """Run one benchmark and print its result (a field/value table, CSV or JSON)."""
     status = ExitStatus.OK
     if args.what == "placement":
         from rollmux.experiments.placement_bench import bench_placement
@@ -190,7 +192,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             used = limit if limit is not None else result.get("bruteforce_time_limit_s")
             error(f"time limit of {used:g} s reached: {'; '.join(missed)}")
             status = ExitStatus.TIME_LIMIT
-    print(json.dumps(result, sort_keys=True, default=str))
+    print_record(dict(sorted(result.items())), args.format)
     return status
 
 
@@ -241,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     meta.add_argument("--rollout-node", help="rollout node per job, e.g. 0,1,0+1")
     meta.add_argument("--train-node", help="training node per job, e.g. 0,0,0")
     meta.add_argument("--order", help="round-robin job order, e.g. 2,0,1")
+    add_format(meta, "the result")
     meta.set_defaults(func=cmd_meta_iteration)
 
     model = sub.add_parser("model", help="closed-form models").add_subparsers(
@@ -250,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     micro.add_argument("--scenarios", nargs="+", default=["temporal", "train", "spatial"])
     add_hardware(micro)
     micro.add_argument("--out", type=output_file, help="CSV to write (default: print a table)")
+    add_format(micro, "the table (without --out)")
     micro.set_defaults(func=cmd_microbench)
 
     gantt = sub.add_parser("gantt", help="Solo-D vs woven per-phase timelines (Fig. 1)")
@@ -259,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     gantt.add_argument("--out", type=output_file, required=True, help="CSV to write")
     gantt.set_defaults(func=cmd_gantt)
 
-    bench = sub.add_parser("bench", help="decision-latency and optimum benchmarks (JSON)")
+    bench = sub.add_parser("bench", help="decision-latency and optimum benchmarks")
     bench.add_argument("what", choices=["placement", "optimum"], help="what to time")
     bench.add_argument("--jobs", type=integer(1, COUNT_MAX), required=True,
                        help="concurrent jobs")
@@ -272,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "force (default: none for the solver, 60 s for brute force); "
                             "when it runs out the best plan is printed and the exit "
                             "status is 4")
+    add_format(bench, "the result")
     add_quiet(bench)
     bench.set_defaults(func=cmd_bench)
 

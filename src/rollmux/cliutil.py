@@ -363,14 +363,16 @@ def say(message: object) -> None:
     print(printable(message))
 
 
-def write_or_print(table: Any, out: Path | None, what: str, float_format: str = "%.6g"
-                   ) -> None:
-    """Write ``table`` as CSV to ``out`` atomically, or print it as CSV on stdout."""
+def write_or_print(table: Any, out: Path | None, what: str, float_format: str = "%.6g",
+                   fmt: str = "csv") -> None:
+    """Write ``table`` as CSV to ``out`` atomically, or print it on stdout as ``fmt``
+    (``--format``: table, csv or json; :mod:`rollmux.cliformat`)."""
     from rollmux.io import write_csv
 
     if out is None:
-        sys.stdout.write(table.to_csv(index=False, float_format=float_format,
-                                      lineterminator="\n"))
+        from rollmux.cliformat import print_table
+
+        print_table(table, fmt, float_format)
     else:
         write_csv(table, out, float_format=float_format)
         say(f"wrote {len(table)} {what} to {out}")

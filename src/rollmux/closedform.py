@@ -2,8 +2,9 @@
 
 Every function takes plain numbers wrapped in the small frozen dataclasses below
 (:class:`JobPhases`, :class:`PoolSpec` of two :class:`rollmux.hardware.GPUType`), so that
-each model can be checked against literals without the phase-time model. Thin adapters
-from ``(RLJob, Hardware)`` live at the bottom of the module. The equations, with the
+each model can be checked against literals without the phase-time model. The adapters at
+the bottom take a hardware's pools or jobs already resolved (:func:`rollmux.model.resolve`),
+never ``(RLJob, Hardware)``. The equations, with the
 paper section each comes from, are written out in docs/model.md.
 
 Conventions: durations in seconds, prices in USD per GPU-hour, bandwidths in GB/s.
@@ -23,12 +24,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from rollmux import phases as phase_rules
 from rollmux.hardware import GPUType
-from rollmux.phasetimes import PhaseTimes, phase_times
+from rollmux.phasetimes import PhaseTimes
 
 if TYPE_CHECKING:
     from rollmux.hardware import Hardware
-    from rollmux.jobs import RLJob
+    from rollmux.model.resolved import ResolvedJob
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -44,7 +46,6 @@ __all__ = [
     "fluid_cost_usd_per_iteration",
     "isolated_trace_cost",
     "isolated_trace_costs",
-    "job_phases_from_rljob",
     "pools_from_hardware",
     "solo_d",
     "solo_d_fleet",
@@ -376,9 +377,14 @@ def verl(
 
     T = rollout_colocated + train + 2 * switch (one engine switch rollout -> train and one
     train -> rollout per iteration; the in-place weight reshard is part of the switch, and
-    there is no cross-cluster sync). ``switch_s`` defaults to the job's warm switch.
+    there is no cross-cluster sync). ``switch_s`` defaults to the switch a co-located phase
+    pays at the steady state (:func:`rollmux.phases.switch_paid`, the job's warm switch).
     """
-    switch = job.warm_switch_s if switch_s is None else check_non_negative("switch_s", switch_s)
+    if switch_s is None:
+        paid = phase_rules.switch_paid(False, True, False)
+        switch = phase_rules.switch_s(paid, job.warm_switch_s, job.times.cold_switch_s)
+    else:
+        switch = check_non_negative("switch_s", switch_s)
     rollout_s = colocated_rollout_s(job, pools)
     return VerlMetrics(
         iteration_s=rollout_s + job.train_s + 2.0 * switch,
@@ -498,29 +504,21 @@ def pools_from_hardware(
                     colocated_rollout_speedup=hw.perf.colocated_rollout_speedup)
 
 
-def job_phases_from_rljob(
-    job: RLJob, hw: Hardware, times: PhaseTimes | None = None
-) -> JobPhases:
-    """The :class:`JobPhases` of an :class:`rollmux.jobs.RLJob` from the phase-time model."""
-    if times is None:
-        times = phase_times(job, hw)
-    return JobPhases(times, job.rollout_gpus, job.train_gpus)
-
-
-def isolated_trace_costs(jobs: Sequence[RLJob], hw: Hardware) -> dict[str, TraceCost]:
-    """Solo-D's and veRL's cost of replaying ``jobs`` (expected phase times), by policy name.
+def isolated_trace_costs(jobs: Sequence[ResolvedJob]) -> dict[str, TraceCost]:
+    """Solo-D's and veRL's cost of replaying resolved ``jobs`` (expected phase times), by
+    policy name.
 
     Each job runs alone from its arrival for ``iterations`` iterations: Solo-D on its own
-    rollout and training GPUs (:func:`solo_d`), veRL on its training GPUs (:func:`verl`).
+    rollout and training GPUs (:func:`solo_d`), veRL on its training GPUs (:func:`verl`),
+    with its phases and pools as resolved (:func:`rollmux.model.resolve`).
     """
     if not jobs:
         raise ValueError("jobs must hold at least one job")
     arrivals: list[float] = []
     runs: dict[str, list[float]] = {"solo-d": [], "verl": []}
     rates: dict[str, list[float]] = {"solo-d": [], "verl": []}
-    for job in jobs:
-        pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
-        phases = job_phases_from_rljob(job, hw)
+    for resolved in jobs:
+        job, pools, phases = resolved.job, resolved.pools, resolved.phases
         arrivals.append(job.arrival_s)
         for name, metrics in (("solo-d", solo_d(phases, pools)), ("verl", verl(phases, pools))):
             runs[name].append(job.iterations * metrics.iteration_s)

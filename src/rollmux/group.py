@@ -40,13 +40,11 @@ from rollmux.closedform import (
     fluid_cost_usd_per_iteration,
 )
 from rollmux.model.group import member_phases_s
-from rollmux.model.resolved import ResolvedJob, resolve
+from rollmux.model.resolved import ResolvedJob
 from rollmux.schedule import meta_iteration_time
 
 if TYPE_CHECKING:
     from rollmux.hardware import Hardware
-    from rollmux.jobs import RLJob
-    from rollmux.phasetimes import PhaseTimes
 
 NodeId = int | str
 
@@ -60,7 +58,6 @@ __all__ = [
     "GroupStatus",
     "NodeCapacity",
     "NodeId",
-    "group_job_from_rljob",
     "group_job_of",
     "node_capacity_from_hardware",
 ]
@@ -533,21 +530,3 @@ def group_job_of(
         train_mem_gb_per_node=resolved.train_mem_gb,
         job_id=str(resolved.job_id),
     )
-
-
-def group_job_from_rljob(
-    job: RLJob,
-    hw: Hardware,
-    rollout_nodes: NodeId | Sequence[NodeId],
-    train_nodes: NodeId | Sequence[NodeId],
-    times: PhaseTimes | None = None,
-) -> GroupJob:
-    """A :class:`GroupJob` from an :class:`rollmux.jobs.RLJob` pinned to the given nodes.
-
-    The job resolved on ``hw`` (:func:`rollmux.model.resolve`), with ``times`` instead of
-    its phase times when given.
-    """
-    resolved = resolve(job, hw)
-    if times is not None:
-        resolved = resolved.with_times(times)
-    return group_job_of(resolved, rollout_nodes, train_nodes)

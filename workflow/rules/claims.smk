@@ -48,6 +48,8 @@ rule evidence_what_it_would_take:
         mixed=rules.sim_mixed.output.table,
         jobs=run_files(SIM_PLAN.sensitivity + SIM_PLAN.mixed, "jobs.csv"),
         timeseries=run_files(SIM_PLAN.sensitivity + SIM_PLAN.mixed, "timeseries.csv"),
+        # Fig. 10's simulated micro-benchmarks at every seed (rule microbench_sim)
+        throughput=expand("results/microbench/seeds/seed={seed}/throughput.csv", seed=SEEDS),
         ledger="src/rollmux/data/claims.csv",
     output:
         table="results/evidence/what_it_would_take.csv",

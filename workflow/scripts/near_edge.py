@@ -14,6 +14,7 @@ import pandas as pd
 from rollmux.experiments.claims import load_ledger
 from rollmux.experiments.near_edge import (
     NEAR_EDGE_COLUMNS,
+    gain_price_rows,
     migration_rows,
     price_rows,
     read_replays,
@@ -48,6 +49,10 @@ logging.info("SLO scales: %d rows", len(rows))
 rows += price_rows(ledger, build, sens, mixed, replays, h20,
                    hw.gpu("H800").price_usd_per_h / h20, str(snakemake.params.reference))
 logging.info("price ratios: %d rows in all", len(rows))
+# Fig. 10's gains: the micro-benchmark throughput table of every seed
+throughput = [pd.read_csv(p) for p in getattr(snakemake.input, "throughput", [])]
+if throughput:
+    rows += gain_price_rows(ledger, throughput, hw.gpu("H800").price_usd_per_h / h20)
 rows += migration_rows(ledger, [int(s) for s in snakemake.params.seeds],
                        int(snakemake.params.iterations), hw)
 table = pd.DataFrame(rows, columns=list(NEAR_EDGE_COLUMNS))

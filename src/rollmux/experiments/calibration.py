@@ -50,7 +50,6 @@ from rollmux.closedform import (
     TraceCost,
     isolated_trace_cost,
     isolated_trace_costs,
-    job_phases_from_rljob,
     pools_from_hardware,
     solo_d,
     verl,
@@ -58,6 +57,7 @@ from rollmux.closedform import (
 from rollmux.experiments.claims import RESIDUAL_COLUMNS, Calibration, load_calibration, load_ledger
 from rollmux.hardware import Hardware, load_hardware
 from rollmux.io import write_csv, write_text
+from rollmux.model import resolve
 from rollmux.traces.generate import (
     HOUR_S,
     generate_production,
@@ -221,7 +221,7 @@ class ProductionModel:
                     pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type),
                     colocated_rollout_speedup=1.0,
                 )
-                phases = job_phases_from_rljob(job, hw)
+                phases = resolve(job, hw).phases
                 solo, coloc = solo_d(phases, pools), verl(phases, pools)
                 values = (solo.iteration_s, solo.cost_usd_per_h, coloc.rollout_s,
                           coloc.iteration_s - coloc.rollout_s, coloc.cost_usd_per_h)
@@ -417,7 +417,7 @@ def fit_production_mix(
     fitted_hw = dataclasses.replace(
         hw, perf=dataclasses.replace(hw.perf, colocated_rollout_speedup=speedup))
     generated = generate_production(seed, fitted_hw, fitted)
-    costs = isolated_trace_costs(generated.jobs, fitted_hw)
+    costs = isolated_trace_costs([resolve(job, fitted_hw) for job in generated.jobs])
     expected = model.evaluate(sigma, share, speedup)
     for policy, cost in costs.items():
         if not math.isclose(cost.usd_per_h, expected[policy].usd_per_h, rel_tol=1e-9):

@@ -114,8 +114,9 @@ def bad_case(
     ``slowdown`` = shared / solo, ``t_load_s``, ``t_cycle_s`` and ``status``.
     """
     from rollmux.closedform import pools_from_hardware
-    from rollmux.group import CoExecutionGroup, group_job_from_rljob, node_capacity_from_hardware
+    from rollmux.group import CoExecutionGroup, group_job_of, node_capacity_from_hardware
     from rollmux.jobtypes import job_type, load_microbench
+    from rollmux.model import resolve
 
     _check_iterations("iterations", iterations)
     if len(job_types) < 2:
@@ -128,8 +129,9 @@ def bad_case(
     for i, job in enumerate(jobs):
         t_nodes = tuple(range(next_train, next_train + _nodes_needed(job.train_gpus, hw)))
         next_train += len(t_nodes)
-        members.append(group_job_from_rljob(job, hw, 0, t_nodes))
-        solo_members.append(group_job_from_rljob(job, hw, i, t_nodes))
+        resolved = resolve(job, hw)
+        members.append(group_job_of(resolved, 0, t_nodes))
+        solo_members.append(group_job_of(resolved, i, t_nodes))
     groups = {
         layout: CoExecutionGroup(
             jobs=tuple(pinned),

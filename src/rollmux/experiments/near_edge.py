@@ -23,6 +23,10 @@ so the ``fed_back`` column shows the paper's value reached:
   metric gives the paper's value, every replay's provisioned GPU-hours re-priced (schedules
   held: re-priced, not re-planned), found by :func:`scipy.optimize.brentq` over the closed
   form; NaN where no ratio in :data:`PRICE_BRACKET` gives it.
+* Fig. 10's gains (``throughput_ratio_*``, C14-C22): ``h800_over_h20_price`` again, each
+  system's simulated throughput per USD/h re-priced from its H20 and H800 GPUs (the
+  micro-benchmark tables of every seed, mean over seeds as the claims take it), by
+  :func:`scipy.optimize.brentq`; NaN where no ratio in :data:`PRICE_BRACKET` gives it.
 * Fig. 12's migration gain (``migration_speedup``, each end): ``train_time_multiplier``,
   the factor on every micro-benchmark job type's training time (expected and worst case)
   at which the end (min or max over the pairs, mean over the seeds) reaches the paper's,
@@ -59,6 +63,8 @@ __all__ = [
     "TRAIN_BRACKET",
     "ReplayJobs",
     "attainment_at",
+    "gain_price_rows",
+    "gains_at",
     "migration_ends",
     "migration_rows",
     "price_rows",
@@ -322,6 +328,60 @@ def price_rows(ledger: pd.DataFrame, build: Callable[[pd.DataFrame, pd.DataFrame
                         "USD/h per GPU; every replay's GPU-hours re-priced, schedules held)")
             rows.append(_row(claim, metric, end, "h800_over_h20_price", "x", target,
                              ours[end], ours_ratio, needed, fed, note))
+    return rows
+
+
+def gains_at(tables: Sequence[pd.DataFrame], ratio: float) -> dict[str, float]:
+    """Each Fig. 10 gain (metric ``throughput_ratio_<scenario>_<base>``) at H800 price
+    ``ratio`` x H20's, mean over the seeds' throughput tables (columns ``scenario``,
+    ``system``, ``h20_gpus``, ``h800_gpus``, ``normalised_throughput``, ``available``)."""
+    short = {"solo-d": "solod", "gavel-plus": "gavel", "verl": "verl"}
+    per_seed: dict[str, list[float]] = {}
+    for table in tables:
+        rows = table[table["available"].astype(str) == "True"].copy()
+        rows["per_usd"] = rows["normalised_throughput"] / (
+            rows["h20_gpus"] + ratio * rows["h800_gpus"])
+        for scenario, part in rows.groupby("scenario", sort=True):
+            by = part.set_index("system")["per_usd"]
+            if "rollmux" not in by.index:
+                continue
+            for system, name in short.items():
+                if system in by.index:
+                    per_seed.setdefault(f"throughput_ratio_{scenario}_{name}", []).append(
+                        float(by["rollmux"] / by[system]))
+    return {m: float(np.mean(v)) for m, v in per_seed.items()}
+
+
+def gain_price_rows(ledger: pd.DataFrame, tables: Sequence[pd.DataFrame], ours_ratio: float
+                    ) -> list[dict[str, Any]]:
+    """The H800/H20 price ratio at which each Fig. 10 gain is the paper's (module
+    docstring); ``tables``: the throughput table of every seed."""
+    paper = _paper_ends(ledger)
+    ours = gains_at(tables, ours_ratio)
+    rows = []
+    lo, hi = PRICE_BRACKET
+    for metric in sorted(ours):
+        if metric not in paper or "value" not in paper[metric][2]:
+            continue
+        claim, _, ends = paper[metric]
+        target = ends["value"]
+
+        def gap(ratio: float, m: str = metric, t: float = target) -> float:
+            return gains_at(tables, ratio)[m] - t
+
+        f_lo, f_hi = gap(lo), gap(hi)
+        if f_lo * f_hi > 0:
+            needed = fed = math.nan
+            note = (f"no H800/H20 price ratio in [{lo:g}, {hi:g}] gives the paper's "
+                    f"{target:g}: {f_lo + target:.4g} at {lo:g}, {f_hi + target:.4g} at {hi:g}")
+        else:
+            needed = float(brentq(gap, lo, hi, xtol=1e-9, rtol=1e-12))
+            fed = gap(needed) + target
+            note = ("H800 price over H20's at which RollMux's simulated throughput per USD/h "
+                    "over the baseline's is the paper's (each system's GPUs re-priced, "
+                    "mean over seeds)")
+        rows.append(_row(claim, metric, "value", "h800_over_h20_price", "x", target,
+                         ours[metric], ours_ratio, needed, fed, note))
     return rows
 
 

@@ -47,14 +47,15 @@ def bench_placement(
     policy: str = "rollmux",
     progress: Callable[[int], object] | None = None,
 ) -> dict[str, Any]:
-    """Median and p95 decision latency (ms) of ``policy`` with ``jobs`` concurrent jobs.
+    """Median, p95 and p99 decision latency (ms) of ``policy`` with ``jobs`` concurrent jobs.
 
     Returns ``jobs``, ``seed``, ``decisions``, ``policy``, ``median_ms``, ``p95_ms``,
-    ``max_ms``, ``median_cpu_ms`` (the decision's CPU time, which other processes on a
-    shared machine inflate less than its wall time), ``profile_median_ms`` (the phase
-    model for one new job, not part of the decision), ``groups``, ``rollout_nodes``,
-    ``train_nodes``, ``cost_usd_per_h``, the admission mix while building
-    (``admission_mix``: strategy -> share), the wall time of building the cluster
+    ``p99_ms``, ``max_ms``, ``median_cpu_ms`` and ``p99_cpu_ms`` (the decision's CPU time,
+    which other processes on a shared machine inflate less than its wall time; p99 is
+    the 99th percentile of the ``decisions`` latencies, linear interpolation),
+    ``profile_median_ms`` (the phase model for one new job, not part of the decision),
+    ``groups``, ``rollout_nodes``, ``train_nodes``, ``cost_usd_per_h``, the admission mix
+    while building (``admission_mix``: strategy -> share), the wall time of building the cluster
     (``build_s``, including generating the jobs, ``generate_s`` of it) and its CPU time
     (``build_cpu_s``). ``progress(1)`` is called after each placed job and each timed
     decision (outside the timed region).
@@ -106,6 +107,8 @@ def bench_placement(
         "median_ms": float(np.median(lat)),
         "median_cpu_ms": float(np.median(cpu_ms)),
         "p95_ms": float(np.percentile(lat, 95)),
+        "p99_ms": float(np.percentile(lat, 99)),
+        "p99_cpu_ms": float(np.percentile(cpu_ms, 99)),
         "max_ms": float(lat.max()),
         "profile_median_ms": float(np.median(profile_ms)),
         "groups": len(snapshot.groups),

@@ -31,10 +31,11 @@ from rollmux.phases import (
     training_occupancy_s,
 )
 from rollmux.phasetimes import PhaseTimes
+from rollmux.schedule import meta_iteration_time
 from rollmux.schedule.graph import order_events, repeated_layout
 from rollmux.schedule.maxplus import period_of_event_graph
 
-__all__ = ["cycle", "handover_s", "member_phases_s", "steady_switch_s"]
+__all__ = ["cycle", "handover_s", "member_phases_s", "round_robin_period_s", "steady_switch_s"]
 
 N = TypeVar("N", bound=Hashable)
 
@@ -79,6 +80,40 @@ def member_phases_s(times: PhaseTimes, sync_s: float, *, rollout_shared: bool,
     t_switch = steady_switch_s(times, shared=train_shared)
     return (rollout_work_s(r_switch, times.rollout_s),
             training_occupancy_s(t_switch, times.train_s, sync_s))
+
+
+def round_robin_period_s(
+    times: Sequence[PhaseTimes],
+    sync_s: Sequence[float],
+    rollout_nodes: Sequence[Sequence[N]],
+    train_nodes: Sequence[Sequence[N]],
+) -> float:
+    """The round-robin meta-iteration (s) of members at the steady state, in index order.
+
+    Each member's effective phases are :func:`member_phases_s` with its phase shared where
+    one of its nodes holds another member; the period is the max-plus code's
+    (:func:`rollmux.schedule.meta_iteration_time`). The same floats as
+    :meth:`rollmux.group.CoExecutionGroup.meta_iteration_s` of those members, without
+    building (and validating) a group: what placement's exact check runs per candidate.
+    """
+    seen: set[N] = set()
+    r_shared: set[N] = set()
+    for pins in rollout_nodes:
+        r_shared.update(n for n in pins if n in seen)
+        seen.update(pins)
+    seen = set()
+    t_shared: set[N] = set()
+    for pins in train_nodes:
+        t_shared.update(n for n in pins if n in seen)
+        seen.update(pins)
+    rollout, train = [], []
+    for t, sync, r_pins, t_pins in zip(times, sync_s, rollout_nodes, train_nodes, strict=True):
+        r, tr = member_phases_s(t, sync, rollout_shared=not r_shared.isdisjoint(r_pins),
+                                train_shared=not t_shared.isdisjoint(t_pins))
+        rollout.append(r)
+        train.append(tr)
+    return meta_iteration_time(rollout, train, rollout_node=rollout_nodes,
+                               train_node=train_nodes)
 
 
 def cycle(

@@ -47,7 +47,7 @@ from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.model import ResolvedJob
-from rollmux.model.group import member_phases_s, steady_switch_s
+from rollmux.model.group import member_phases_s, round_robin_period_s, steady_switch_s
 from rollmux.phases import training_occupancy_s
 from rollmux.placement.base import (
     NewNode,
@@ -179,6 +179,11 @@ class _GroupIndex:
         # Per slot: the open group's summary, and the exact meta-iterations of candidates
         # tried on it, per pinning of the new job (both dropped when the group changes).
         self._summary_at: list[_GroupSummary | None] = []
+        # Per slot: the group's (node id, used host memory, capacity with tolerance) of
+        # its rollout and training nodes, so a candidate's memory check reads no node map
+        # (NodeState.fits: used + mem <= host x (1 + tol), the same floats).
+        self._rollout_mem_at: list[tuple[tuple[str, float, float], ...]] = []
+        self._train_mem_at: list[tuple[tuple[str, float, float], ...]] = []
         self._metas_at: list[dict[tuple[object, ...], _KnownMetas]] = []
         self._free_slots: list[int] = []
         self._type_code: dict[str, int] = {}
@@ -259,6 +264,12 @@ class _GroupIndex:
             self._metas_at[slot] = {}
         self._group_at[slot] = new
         self._summary_at[slot] = s
+        self._rollout_mem_at[slot] = tuple(
+            (n, nodes[n].used_mem_gb, nodes[n].host_mem_gb * (1.0 + MEM_REL_TOL))
+            for n in new.rollout_nodes)
+        self._train_mem_at[slot] = tuple(
+            (n, nodes[n].used_mem_gb, nodes[n].host_mem_gb * (1.0 + MEM_REL_TOL))
+            for n in train)
         self._train_code[slot] = self._type_code.setdefault(s.train_type, len(self._type_code))
         self._load_bound[slot] = max(s.t_cycle_s, s.t_load_s)
         self._slack_tol[slot] = s.slack_s * (1.0 + REL_TOL)
@@ -273,6 +284,8 @@ class _GroupIndex:
         slot = len(self._group_at)
         self._group_at.append(None)
         self._summary_at.append(None)
+        self._rollout_mem_at.append(())
+        self._train_mem_at.append(())
         self._metas_at.append({})
         if slot == len(self._train_code):
             grow = max(64, slot)
@@ -289,6 +302,14 @@ class _GroupIndex:
         assert s is not None and self._group_at[slot] is group, "group not indexed"
         return s
 
+    def node_memory(self, group: GroupState
+                    ) -> tuple[tuple[tuple[str, float, float], ...],
+                               tuple[tuple[str, float, float], ...]]:
+        """(node id, used host memory, capacity) of an indexed group's rollout and training
+        nodes, in the group's order."""
+        slot = self._slot_of[group.group_id]
+        return self._rollout_mem_at[slot], self._train_mem_at[slot]
+
     def metas(self, group: GroupState) -> dict[tuple[object, ...], _KnownMetas]:
         """Exact meta-iterations tried on ``group`` (an indexed group), per new job's pins."""
         return self._metas_at[self._slot_of[group.group_id]]
@@ -302,16 +323,19 @@ class _GroupIndex:
             return []
         n = len(self._group_at)
         bound = job.slo * phases.solo_iteration_s * (1.0 + REL_TOL)
-        loose = np.minimum(self._slack_tol[:n], bound) * (1.0 + _PREFILTER_REL)
         own_train = training_occupancy_s(steady_switch_s(phases.times, shared=True),
                                          phases.train_s, phases.sync_s)
         own_chain = max(phases.solo_iteration_s, phases.rollout_s + own_train)
-        mask = (self._train_code[:n] == code) & (self._load_bound[:n] <= bound)
-        mask &= own_chain <= loose
-        mask &= self._train_load[:n] + own_train <= loose
-        mask &= self._train_chain[:n] <= loose
-        mask &= self._train_free_gb[:n] >= profile.train_mem_gb - _PREFILTER_MEM_GB
-        found = [self._group_at[i] for i in np.flatnonzero(mask)]
+        # The two cheapest, most selective tests over every slot; the rest over the few left.
+        idx = np.flatnonzero((self._train_code[:n] == code) & (self._load_bound[:n] <= bound))
+        if not len(idx):
+            return []
+        loose = np.minimum(self._slack_tol[idx], bound) * (1.0 + _PREFILTER_REL)
+        mask = own_chain <= loose
+        mask &= self._train_load[idx] + own_train <= loose
+        mask &= self._train_chain[idx] <= loose
+        mask &= self._train_free_gb[idx] >= profile.train_mem_gb - _PREFILTER_MEM_GB
+        found = [self._group_at[i] for i in idx[mask]]
         return sorted((g for g in found if g is not None), key=lambda g: g.serial)
 
 
@@ -462,7 +486,6 @@ class RollMuxPolicy(PlacementPolicy):
         is then checked here exactly as if every group of the snapshot were scanned.
         """
         hw = snapshot.hw
-        nodes = snapshot.nodes
         n_r, n_t = profile.rollout_nodes, profile.train_nodes
         mem_r, mem_t = profile.rollout_mem_gb, profile.train_mem_gb
         # The switch the job pays where it shares a node (rollmux.model.group).
@@ -483,19 +506,26 @@ class RollMuxPolicy(PlacementPolicy):
                 continue
             if s.train_type != job.train_gpu_type:
                 continue
-            train_ok = [n for n in group.train_nodes if nodes[n].fits(mem_t)]
+            roll_mem, train_mem = self._index.node_memory(group)
+            train_ok = [n for n, used, cap in train_mem if used + mem_t <= cap]
             if len(train_ok) < n_t:
                 continue
             train_parts = []
+            shared_load, chain_if_shared = s.shared_load_s, s.chain_if_shared_s
             for combo in itertools.combinations(train_ok, n_t):
-                load = max(s.shared_load_s[n] for n in combo) + t_j + sw_j
-                chain = max(s.chain_if_shared_s[n] for n in combo)
+                if n_t == 1:
+                    load = shared_load[combo[0]] + t_j + sw_j
+                    chain = chain_if_shared[combo[0]]
+                else:
+                    load = max(shared_load[n] for n in combo) + t_j + sw_j
+                    chain = max(chain_if_shared[n] for n in combo)
                 if max(load, chain) <= limit:
                     train_parts.append((combo, load, chain))
             if not train_parts:
                 continue
             same_type = s.rollout_type == job.rollout_gpu_type
-            roll_ok = [n for n in group.rollout_nodes if nodes[n].fits(mem_r)] if same_type else []
+            roll_ok = [n for n, used, cap in roll_mem if used + mem_r <= cap] if same_type \
+                else []
             base = max(s.t_load_s, s.t_cycle_s)
             for k_new in range(0, n_r + 1):
                 if n_r - k_new > len(roll_ok):
@@ -574,8 +604,15 @@ class RollMuxPolicy(PlacementPolicy):
 
         group = None
         if meta is None:
-            group = candidate_group()
-            meta = group.meta_iteration_s()
+            # The group model's round-robin period of the members and the new job (what
+            # candidate_group().meta_iteration_s() gives, bit for bit, without building and
+            # validating a group: the candidate's pins and memory are checked above).
+            members = s.members
+            meta = round_robin_period_s(
+                [*(m.phases.times for m in members), phases.times],
+                [*(m.phases.sync_s for m in members), phases.sync_s],
+                [*(m.rollout_nodes for m in members), rollout_pins],
+                [*(m.train_nodes for m in members), cand.train_nodes])
             known.add(phases, meta)
         node_orders = None
         if meta > limit:

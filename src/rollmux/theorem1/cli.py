@@ -3,7 +3,8 @@
     rollmux theorem1 --instances 200 --seed 0 --out summary.csv
     rollmux theorem1-worst-case --families b_shared_train --sizes 2 3 --out worst.csv
 
-Both print their CSV on stdout unless ``--out`` is given and draw a progress bar on a
+Both print their table on stdout unless ``--out`` is given (``--format table``, the
+default, at most 100 characters wide; ``csv``; ``json``) and draw a progress bar on a
 terminal (``--quiet`` turns it off). ``python -m rollmux.theorem1`` is ``rollmux
 theorem1``. Failures go through the one error path of :func:`rollmux.cliutil.run`.
 """
@@ -14,6 +15,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from rollmux.cliformat import add_format
 from rollmux.cliutil import (
     COUNT_MAX,
     add_quiet,
@@ -44,7 +46,7 @@ def cmd_theorem1(args: argparse.Namespace) -> int:
         table = instance_table(args.instances, args.seed, progress=bar.update)
         gap = order_search_gap(args.gap_instances, args.seed, progress=bar.update) \
             if args.gap_out is not None else None
-    write_or_print(summarise(table), args.out, "family rows")
+    write_or_print(summarise(table), args.out, "family rows", fmt=args.format)
     if args.instances_out is not None:
         write_or_print(table.drop(columns=["_size"]), args.instances_out, "instance rows")
     if gap is not None:
@@ -73,7 +75,7 @@ def cmd_theorem1_worst_case(args: argparse.Namespace) -> int:
                           args.quiet) as bar:
             check = check_table(args.families, args.check_sizes, args.check_max_duration,
                                 budget, args.seed, progress=lambda label: _advance(bar, label))
-    write_or_print(table, args.out, "cells", float_format="%.9g")
+    write_or_print(table, args.out, "cells", float_format="%.9g", fmt=args.format)
     if check is not None:
         write_or_print(check, args.check_out, "check rows", float_format="%.9g")
     return ExitStatus.OK
@@ -90,7 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     boundary = sub.add_parser(
         "theorem1", help="Theorem 1 boundary map (see docs/theorem1.md)",
         description="Seeded random small groups per family, round-robin against the "
-                    "exhaustive optimum; prints the summary CSV unless --out is given.")
+                    "exhaustive optimum; prints the summary unless --out is given.")
     boundary.add_argument("--instances", type=integer(1, COUNT_MAX), default=100,
                           help="random instances per family (default 100, about 10 s)")
     add_seed(boundary)
@@ -102,6 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                           help="order-search gap CSV")
     boundary.add_argument("--gap-instances", type=integer(1, COUNT_MAX), default=300,
                           help="instances for the gap table (default 300)")
+    add_format(boundary, "the summary (without --out)")
     add_quiet(boundary)
     boundary.set_defaults(func=cmd_theorem1)
 
@@ -109,7 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "theorem1-worst-case",
         help="round-robin's worst case per family and group size (see docs/theorem1.md)",
         description="Adversarial search for the largest ratio best schedule / round-robin; "
-                    "prints the CSV unless --out is given.")
+                    "prints the table unless --out is given.")
     worst.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
     worst.add_argument("--sizes", nargs="+", type=integer(2, 8), default=[2, 3, 4, 5, 6],
                        help="group sizes (2-8)")
@@ -130,6 +133,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="group sizes of the exhaustive check (2-3)")
     worst.add_argument("--check-max-duration", type=integer(1, 9), default=3,
                        help="durations 1..D s of the exhaustive check (default 3)")
+    add_format(worst, "the worst-case table (without --out)")
     add_quiet(worst)
     worst.set_defaults(func=cmd_theorem1_worst_case)
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rollmux.cliformat import add_format, print_json, print_table
 from rollmux.cliutil import (
     add_hardware,
     add_quiet,
@@ -194,7 +195,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     hw = _hardware(args)
     table = stats_table(load_trace(args.file, hw), args.kind, hw)
     if args.out is None:
-        print(table.to_string(index=False))
+        print_table(table, args.format)
     else:
         write_text(args.out, table.to_csv(index=False, lineterminator="\n"))
         print(f"wrote {printable(args.out)}")
@@ -221,21 +222,32 @@ def cmd_lengths(args: argparse.Namespace) -> int:
     steps = polytrace.step_table(workloads)
     fit = polytrace.fit_table(workloads, hw.workload.response_len_sigma,
                               hw.workload.mean_response_fraction)
+    notes = []
     for w in workloads:
         note = f"{w.name}: {w.format}, {len(w.steps)} step(s), cap {w.cap_source}"
         if w.validation_rows:
             note += f", {w.validation_rows} validation row(s) skipped"
         if w.ignored_files:
             note += f", not lengths: {', '.join(w.ignored_files)}"
-        print(printable(f"# {note}"))
+        notes.append(note)
+    printed: dict[str, Any] = {"notes": notes}
+    if args.format != "json":
+        for note in notes:
+            print(printable(f"# {note}"))
     for table, out, what in ((steps, args.out, "per-step statistics"),
                              (fit, args.fit_out, "length-model fit")):
         if out is None:
+            if args.format == "json":  # one JSON document: the notes and both tables
+                printed[what] = table.dropna(axis=1, how="all")
+                continue
             print(f"# {what}")
-            print(table.dropna(axis=1, how="all").to_string(index=False))
+            print_table(table.dropna(axis=1, how="all"), args.format)
         else:
             write_text(out, table.to_csv(index=False, lineterminator="\n", float_format="%.6g"))
-            print(f"wrote {printable(out)} ({what})")
+            if args.format != "json":
+                print(f"wrote {printable(out)} ({what})")
+    if args.format == "json":
+        print_json(printed)
     return ExitStatus.OK
 
 
@@ -314,6 +326,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     stats.add_argument("--kind", choices=(*GENERATORS, "other"), default="other")
     stats.add_argument("--out", type=output_file, default=None,
                        help="CSV to write (default: print a table)")
+    add_format(stats, "the table (without --out)")
     _common(stats)
     stats.set_defaults(func=cmd_stats)
 
@@ -327,6 +340,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          help="CSV of one row per training step (default: print a table)")
     lengths.add_argument("--fit-out", type=output_file, default=None,
                          help="CSV of the length model's fit per workload (default: print)")
+    add_format(lengths, "the tables (without --out/--fit-out; json: one object holding "
+                        "the notes and each printed table)")
     lengths.add_argument("--cap", type=number(above=0.0, high=1e9), default=None,
                          help="response cap (tokens) of packed workloads, whose records do "
                               "not carry it (default: inferred, docs/stochastic.md P0)")

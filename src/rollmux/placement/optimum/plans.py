@@ -18,17 +18,13 @@ from rollmux.group import (
     CoExecutionGroup,
     GroupJob,
     NodeCapacity,
-    group_job_from_rljob,
+    group_job_of,
     node_capacity_from_hardware,
 )
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
-from rollmux.phasetimes import (
-    PhaseTimes,
-    phase_times,
-    rollout_mem_gb_per_node,
-    train_mem_gb_per_node,
-)
+from rollmux.model import resolve
+from rollmux.phasetimes import PhaseTimes
 
 __all__ = [
     "REL_TOL",
@@ -85,7 +81,7 @@ class GroupPlan:
             raise ValueError(f"jobs: no job with id {missing[0]!r} (the plan's jobs)")
         first = by_id[self.job_ids[0]]
         members = tuple(
-            group_job_from_rljob(by_id[job_id], hw, rollout, train)
+            group_job_of(resolve(by_id[job_id], hw), rollout, train)
             for job_id, rollout, train in zip(
                 self.job_ids, self.rollout_pinning, self.train_pinning, strict=True
             )
@@ -234,9 +230,9 @@ def job_data(
 
 def _one_job_data(job: RLJob, ctx: Context) -> JobData:
     """The :class:`JobData` of one job; ValueError when its state fits no node."""
-    times = phase_times(job, ctx.hw)
-    mem_r = rollout_mem_gb_per_node(job, ctx.hw)
-    mem_t = train_mem_gb_per_node(job, ctx.hw)
+    resolved = resolve(job, ctx.hw)
+    times = resolved.times
+    mem_r, mem_t = resolved.rollout_mem_gb, resolved.train_mem_gb
     for pool, gb in (("rollout", mem_r), ("training", mem_t)):
         if not ctx.fits(gb):
             raise ValueError(
@@ -249,8 +245,8 @@ def _one_job_data(job: RLJob, ctx: Context) -> JobData:
         times=times,
         rollout_type=job.rollout_gpu_type,
         train_type=job.train_gpu_type,
-        n_rollout_nodes=math.ceil(job.rollout_gpus / ctx.gpus_per_node),
-        n_train_nodes=math.ceil(job.train_gpus / ctx.gpus_per_node),
+        n_rollout_nodes=resolved.rollout_nodes,
+        n_train_nodes=resolved.train_nodes,
         rollout_s=times.rollout_max_s,
         train_s=times.train_max_s + times.sync_s,
         warm_s=times.warm_switch_s,
@@ -259,7 +255,7 @@ def _one_job_data(job: RLJob, ctx: Context) -> JobData:
         budget_s=job.slo * solo * (1.0 + REL_TOL),
         rollout_mem_gb=mem_r,
         train_mem_gb=mem_t,
-        group_job=group_job_from_rljob(job, ctx.hw, 0, 0, times=times).worst_case(),
+        group_job=group_job_of(resolved, 0, 0).worst_case(),
     )
 
 

@@ -26,11 +26,12 @@ from rollmux.closedform import PoolSpec, pools_from_hardware
 from rollmux.group import (
     CoExecutionGroup,
     NodeCapacity,
-    group_job_from_rljob,
+    group_job_of,
     node_capacity_from_hardware,
 )
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.model import resolve
 
 __all__ = [
     "REFERENCE_MAX_JOBS",
@@ -179,7 +180,8 @@ def _best_order(
 ) -> ReferenceGroup | None:
     """The feasible order of this pinning with the shortest meta-iteration, or None."""
     members = tuple(
-        group_job_from_rljob(job, hw, r, t) for job, r, t in zip(jobs, rollout, train, strict=True)
+        group_job_of(resolve(job, hw), r, t)
+        for job, r, t in zip(jobs, rollout, train, strict=True)
     )
     best: ReferenceGroup | None = None
     for order in itertools.permutations(range(len(jobs))):
