@@ -28,6 +28,7 @@ RUNS: dict[tuple[str, ...], tuple[list[str], str]] = {
     ("theorem1-worst-case",): (["--families", "b_shared_train", "--sizes", "2",
                                 "--max-duration", "3", "--quiet"], "table"),
     ("trace", "stats"): ([TRACE, "--kind", "production"], "table"),
+    ("calibration",): (["--quiet"], "table"),
 }
 
 
@@ -128,3 +129,11 @@ def test_record_text_aligns_fields_and_wraps_long_values() -> None:
     assert lines[-2].split() == ["ok", "true"] and lines[-1].split() == ["cost", "815.52"]
     column = lines[0].index("0.6")
     assert all(line[column - 2:column] == "  " for line in lines)
+
+
+def test_trace_validate_summary_fits(capsys: pytest.CaptureFixture[str]) -> None:
+    """`trace validate`'s summary wraps its long lines within WIDTH, under their text."""
+    assert main(["trace", "validate", TRACE]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= WIDTH
+    assert any(line.startswith(" " * 17) and line.strip() for line in lines)
