@@ -30,6 +30,9 @@ def _trace_label(trace: str) -> str:
 def draw(table: pd.DataFrame) -> plt.Figure:
     """Four panels: cost, SLO attainment, slowdown, decision latency per trace and policy."""
     apply_style()
+    # a workload drawn again per seed (<name>-gen<s>-...) is its shipped trace's seed s
+    table = table.assign(trace=table["trace"].astype(str).str.replace(r"-gen\d+", "",
+                                                                       regex=True))
     means = table.groupby(["trace", "policy"], sort=False).mean(numeric_only=True)
     traces = list(dict.fromkeys(table["trace"]))
     policies = list(dict.fromkeys(table["policy"]))

@@ -12,6 +12,28 @@
 # The replays are the replay rule's own (simulate.smk), keyed by SIM_PLAN.repeat.
 
 BEYOND = config["sim"].get("beyond", {})
+
+
+# The simulation trace's further seeds (sim.beyond.simulation_traces: generated): the
+# shipped trace's own generator command with seed s, cut to the sweeps' window.
+ruleorder: beyond_sim_trace > sim_window
+
+
+rule beyond_sim_trace:
+    conda:
+        ENV
+    input:
+        trace="traces/{workload}.csv",
+    output:
+        trace="results/sim/traces/{workload}-gen{gseed}{window}.csv",
+    wildcard_constraints:
+        workload=r"[A-Za-z0-9_.-]+?",
+        gseed=r"\d+",
+        window=r"(-first[1-9]\d*)?",
+    log:
+        "results/logs/beyond/sim_trace/{workload}-gen{gseed}{window}.log",
+    script:
+        "../scripts/beyond_sim_trace.py"
 BEYOND_POLICIES = list(BEYOND.get("repeat_policies", ["rollmux", "rollmux-repeat"]))
 BEYOND_MEASURE = bool(BEYOND.get("measure_latency", False))
 BEYOND_METRICS.append("results/metrics/beyond.csv")
@@ -41,9 +63,12 @@ rule beyond_repeat:
         metrics="results/metrics/beyond.csv",
     params:
         policies=BEYOND_POLICIES,
+        # every replayed trace to its label: the production trace, and the simulation
+        # trace with its regenerated draws (paired with the others by seed)
         labels={
-            SIM_PLAN.production[0].trace: "production",
-            SIM_PLAN.mixed_setting.trace: "simulation",
+            key.trace: "production" if key.trace == SIM_PLAN.production[0].trace
+            else "simulation"
+            for key in SIM_PLAN.repeat
         },
         overrides=SIM_OVERRIDES,
         measure=BEYOND_MEASURE,

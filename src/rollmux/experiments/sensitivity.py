@@ -86,7 +86,7 @@ def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
         over = ", ".join(values) if values is not None else kinds[kind]
         if column == COST_COLUMN:
             lo_avg, hi_avg = _span(means, kind, policies, AVERAGE_COST_COLUMN, values)
-            what = f"{what} (time-average ratio {lo_avg:.4g}..{hi_avg:.4g})"
+            what = f"{what} (time-average ratio {lo_avg:.4g} to {hi_avg:.4g})"
         rows.append(metric_row(metric, sources, f"{what}: min..max over {kind} "
                                f"{over} ({'/'.join(policies)}){tail}", low=low, high=high))
         if metric in ATTAINMENT_METRICS:  # the paper-reference reading beside it

@@ -237,9 +237,18 @@ def _mean_range(values: pd.Series, scale: float, digits: int) -> str:
     return text
 
 
+def _workloads(table: pd.DataFrame) -> pd.DataFrame:
+    """The repeat table with its traces named by workload: a trace drawn again with seed
+    s (``<name>-gen<s>[-first<n>]``, rollmux.sim.sweeps.generated_trace_name) counts as
+    its shipped trace's seed s."""
+    import re
+
+    return table.assign(trace=[re.sub(r"-gen\d+", "", str(t)) for t in table["trace"]])
+
+
 def repeat_block(root: Path) -> str:
     """rollmux-repeat (and its variants) against rollmux on results/beyond/repeat.csv."""
-    table = _read(root, "repeat")
+    table = _workloads(_read(root, "repeat"))
     lines = ["| trace | policy | seeds | cost (USD) | cost / rollmux's | SLO attainment: "
              "planned | paper reference | realised | iterations above SLO x T_solo | "
              "jobs with any | mean slowdown |",
@@ -270,7 +279,7 @@ def repeat_block(root: Path) -> str:
 
 def findings_repeat_block(root: Path) -> str:
     """docs/findings.md §1's rollmux-repeat numbers: cost, the three readings, the tail."""
-    table = _read(root, "repeat")
+    table = _workloads(_read(root, "repeat"))
     lines = []
     for trace, part in table.groupby("trace", sort=True):
         base = part[part["policy"] == "rollmux"]

@@ -561,8 +561,9 @@ def attach_what_it_would_take(report: pd.DataFrame, tables: Mapping[str, pd.Data
     are readings, not inputs, and are skipped); each computed input the model needs to
     give the paper's value exactly becomes ``quantity: ours X, needed Y (file)``, and
     where the table has ``fed_back`` and ``paper`` (the claim's value recomputed at the
-    needed input) ``..., which gives F (paper P)``. A near-edge row with none says ``not
-    computed``, so the gap is visible.
+    needed input) ``..., which gives F (paper P)``; in such a table (a search's) a row
+    without ``needed`` says that no value of the input gives the paper's, with its note.
+    A near-edge row with none says ``not computed``, so the gap is visible.
     """
     out = report.copy()
     found: dict[str, list[str]] = {}
@@ -570,8 +571,13 @@ def attach_what_it_would_take(report: pd.DataFrame, tables: Mapping[str, pd.Data
         missing = [c for c in WIT_COLUMNS if c not in table.columns]
         if missing:
             raise ClaimsError(f"{path}: a what-it-would-take table needs the columns {missing}")
+        searched = "fed_back" in table.columns  # a search's table: say where it found none
         for rec in table.to_dict("records"):
             if str(rec["needed"]).strip() in ("", "nan"):
+                if searched:
+                    found.setdefault(str(rec["claim_id"]), []).append(
+                        f"{rec['quantity']}: ours {fmt(float(rec['ours']))}, none gives the "
+                        f"paper's value ({rec['note']}) ({path})")
                 continue
             fed = ""
             if str(rec.get("fed_back", "")).strip() not in ("", "nan"):
