@@ -264,6 +264,12 @@ def _write_metrics(workdir: Path) -> None:
         pd.concat([part.assign(seed=seed) for seed in (0, 1)])[
             ["metric", "seed", "value", "low", "high", "unit"]
         ].to_csv(folder / "seeds" / f"{stage}.csv", index=False)
+    # the certified gaps of the optimum-normalised claims (rollmux.experiments.optimum_gaps):
+    # a header only, no claim normalised by an optimum
+    (folder / "gaps").mkdir(exist_ok=True)
+    for stage in ("simulation", "robustness"):
+        (folder / "gaps" / f"{stage}.csv").write_text(
+            "metric,reference,readings,optimum_gap,optimum_gap_mean,source\n")
     for evidence in sorted({e for e in ledger["evidence"] if e.strip()}):
         path = workdir / evidence.strip()
         path.parent.mkdir(parents=True, exist_ok=True)
