@@ -672,3 +672,10 @@ def test_what_it_would_take_shows_the_value_fed_back(tmp_path: Path) -> None:
     _, table = _build(tmp_path, rows, what_it_would_take_paths=[wit])
     text = table.set_index("claim_id").at["C43", "what_it_would_take"]
     assert text == f"slo_scale: ours 1, needed 1.08 x, which gives 63.33 (paper 62) ({wit})"
+    # a search that found no value says so, with its note
+    pd.DataFrame([{"claim_id": "C43", "quantity": "price", "unit": "x", "ours": 2.85,
+                   "needed": "", "paper": 62.0, "fed_back": "", "note": "none in [1, 2]"}]
+                 ).to_csv(wit, index=False)
+    _, table = _build(tmp_path, rows, what_it_would_take_paths=[wit])
+    text = table.set_index("claim_id").at["C43", "what_it_would_take"]
+    assert text == f"price: ours 2.85, none gives the paper's value (none in [1, 2]) ({wit})"
