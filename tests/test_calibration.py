@@ -110,11 +110,11 @@ def test_doc_tables_match_generated() -> None:
 
 @pytest.mark.subprocess
 def test_module_prints_the_table() -> None:
-    """`rollmux calibration` (here `python -m rollmux.cli calibration`) prints the
-    Markdown calibration table."""
+    """`rollmux calibration --format markdown` (here `python -m rollmux.cli calibration`)
+    prints the Markdown calibration table."""
     out = subprocess.run(
-        [sys.executable, "-m", "rollmux.cli", "calibration"], check=True, capture_output=True,
-        text=True,
+        [sys.executable, "-m", "rollmux.cli", "calibration", "--format", "markdown"],
+        check=True, capture_output=True, text=True,
     ).stdout
     assert out == calibration_markdown()
     assert "**NO**" in out and "| yes |" in out

@@ -28,6 +28,7 @@ RUNS: dict[tuple[str, ...], tuple[list[str], str]] = {
     ("theorem1-worst-case",): (["--families", "b_shared_train", "--sizes", "2",
                                 "--max-duration", "3", "--quiet"], "table"),
     ("trace", "stats"): ([TRACE, "--kind", "production"], "table"),
+    ("calibration",): (["--quiet"], "table"),
 }
 
 
@@ -84,9 +85,8 @@ def test_formats_agree_and_the_table_fits(command: tuple[str, ...],
         assert list(as_json[0]) == list(as_csv.columns)
         for column in as_csv.columns:  # every column appears in the table
             assert column in table.split()
-        first = str(as_csv.iloc[0, 0])
-        assert sum(line.split()[0] == first for line in table.splitlines()
-                   if line.strip()) >= 1
+        first = str(as_csv.iloc[0, 0])  # the first row's name starts a line of the table
+        assert any(line.startswith(first) for line in table.splitlines())
 
 
 def test_wide_table_is_split_into_blocks_that_repeat_the_key_columns() -> None:
@@ -128,3 +128,11 @@ def test_record_text_aligns_fields_and_wraps_long_values() -> None:
     assert lines[-2].split() == ["ok", "true"] and lines[-1].split() == ["cost", "815.52"]
     column = lines[0].index("0.6")
     assert all(line[column - 2:column] == "  " for line in lines)
+
+
+def test_trace_validate_summary_fits(capsys: pytest.CaptureFixture[str]) -> None:
+    """`trace validate`'s summary wraps its long lines within WIDTH, under their text."""
+    assert main(["trace", "validate", TRACE]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= WIDTH
+    assert any(line.startswith(" " * 17) and line.strip() for line in lines)

@@ -85,3 +85,27 @@ def test_an_incumbent_changes_the_work_not_the_optimum(seed: int) -> None:
     assert certified_best(*args, max_iteration_s=tight,
                           incumbent=(heur.multiplicity,
                                      tuple(heur.node_orders.values()))) is None
+
+
+def test_the_default_limit_is_deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default HiGHS gets a node limit and no wall-clock limit (so the certified count
+    cannot depend on the machine's load)."""
+    import rollmux.schedule.milp as milp_module
+
+    seen: list[dict[str, object]] = []
+    real = milp_module.milp
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(dict(kwargs["options"]))  # type: ignore[call-overload]
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(milp_module, "milp", spy)
+    group = _make_group([5.0, 3.0, 7.0], [4.0, 6.0, 2.0], [0, 0, 1], [0, 0, 0])
+    found = min_period(group, (2, 1, 1), 100.0)
+    assert found.optimal and seen
+    assert all("time_limit" not in o and o["node_limit"] == milp_module.NODE_LIMIT
+               for o in seen)
+    # A wall-clock limit only when asked for.
+    seen.clear()
+    min_period(group, (2, 1, 1), 100.0, time_limit_s=30.0)
+    assert seen[-1]["time_limit"] == 30.0

@@ -8,21 +8,27 @@ of each run is Snakemake's and Python's start-up).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from html import escape as html_escape
+from html import unescape as html_unescape
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 import yaml
+from figure_inputs import FIGURES
+from scriptmod import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Files and folders of the repository a pipeline copy needs.
@@ -47,6 +53,10 @@ SMALL_TARGETS = (
 )
 #: The report's global description, as declared in the root Snakefile.
 REPORT_LINE = 'report: "workflow/report/workflow.rst"'
+#: The report's layout, as the Makefile's reproduce target passes it.
+REPORT_STYLESHEET = "workflow/report/report.css"
+#: The narrowest window the report must read in without horizontal scrolling (issue 22).
+REPORT_WIDTH = 1280
 #: Stages of the metrics contract (workflow/rules/claims.smk).
 METRIC_STAGES = ("production", "simulation", "robustness", "models")
 
@@ -254,6 +264,12 @@ def _write_metrics(workdir: Path) -> None:
         pd.concat([part.assign(seed=seed) for seed in (0, 1)])[
             ["metric", "seed", "value", "low", "high", "unit"]
         ].to_csv(folder / "seeds" / f"{stage}.csv", index=False)
+    # the certified gaps of the optimum-normalised claims (rollmux.experiments.optimum_gaps):
+    # a header only, no claim normalised by an optimum
+    (folder / "gaps").mkdir(exist_ok=True)
+    for stage in ("simulation", "robustness"):
+        (folder / "gaps" / f"{stage}.csv").write_text(
+            "metric,reference,readings,optimum_gap,optimum_gap_mean,source\n")
     for evidence in sorted({e for e in ledger["evidence"] if e.strip()}):
         path = workdir / evidence.strip()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -301,7 +317,7 @@ def html_report(clean_run: Path) -> Path:
         snakefile.write_text(text.replace(anchor, f"{anchor}{REPORT_LINE}\n", 1))
     report = clean_run / "figures" / "report.html"
     snakemake(clean_run, "figures/fig01_gantt.png", "figures/claims.csv", "figures/claims.html",
-              "--report", str(report), *allowed)
+              "--report", str(report), "--report-stylesheet", REPORT_STYLESHEET, *allowed)
     return report
 
 
@@ -357,6 +373,99 @@ def test_report_shows_the_claims_table_in_a_browser(clean_run: Path, html_report
     assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
     pixels = plt.imread(shot)
     assert pixels.shape[0] >= 900 and float(pixels[..., :3].std()) > 0.05, "blank screenshot"
+
+
+def _chromium() -> str:
+    """The headless browser, or skip the test with the reason."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium)")
+    return browser
+
+
+def _tall_figure(tmp_path: Path) -> str:
+    """Fig. 10 drawn from the figure check's stand-ins, as a data URI: the report's tallest
+    figure (2:2.4), which once lost its top edge above the pane."""
+    png, pdf = tmp_path / "fig10.png", tmp_path / "fig10.pdf"
+    fig10 = load_script("fig10_microbench", "analysis")
+    assert fig10.main([*FIGURES["fig10_microbench.py"].argv(), "--png", str(png),
+                       "--pdf", str(pdf)]) == 0
+    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode()
+
+
+def _layout(report: Path, browser: str, width: int, extra: dict[str, str],
+            tmp_path: Path) -> dict[str, Any]:
+    """What tests/report_layout.js measures in a copy of ``report`` at ``width`` pixels."""
+    html = report.read_text(encoding="utf-8")
+    hook = "root.render(e(App));"
+    assert html.count(hook) == 1, "the Snakemake report no longer starts its app this way"
+    html = html.replace(hook, "root.render(e(App, {ref: (app) => { window.rollmuxApp = app; }}));")
+    probe = (ROOT / "tests" / "report_layout.js").read_text(encoding="utf-8")
+    script = f"<script>window.rollmuxExtraFigures = {json.dumps(extra)};\n{probe}</script>"
+    end = html.rindex("</body>")
+    page = tmp_path / f"probe-{width}.html"
+    page.write_text(html[:end] + script + html[end:], encoding="utf-8")
+    done = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         f"--window-size={width},900", "--virtual-time-budget=60000", "--dump-dom",
+         page.as_uri()], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.findall(r'<pre id="rollmux-layout"[^>]*>(.*?)</pre>', done.stdout, re.S)
+    assert found, "the layout probe wrote nothing"
+    layout: dict[str, Any] = json.loads(html_unescape(found[-1]))
+    assert "error" not in layout, layout.get("error")
+    return layout
+
+
+def test_report_layout_in_a_browser(clean_run: Path, html_report: Path,
+                                    tmp_path: Path) -> None:
+    """At 1280 px the report reads without horizontal scrolling: the claims table in the
+    page's flow, normal-sized text, its evidence column on screen; every figure, the tall
+    Fig. 10 too, fully visible (top and left edges at scroll 0, its bottom when scrolled);
+    no absolute path of the build machine anywhere in the report."""
+    browser = _chromium()
+    layout = _layout(html_report, browser, REPORT_WIDTH,
+                     {"Fig. 10 (tall)": _tall_figure(tmp_path)}, tmp_path)
+    assert layout["viewport"][0] == REPORT_WIDTH
+    assert layout["claims_table"], "the claims table was not rendered"
+    assert layout["landing_horizontal_scroll"] == []
+    assert layout["table_scroll_boxes"] == [], "the claims table sits in a scroll box"
+    assert layout["cell_font_px"] >= 12
+    evidence = layout.get("evidence")
+    assert evidence is not None, f"no evidence column in {layout.get('headers')}"
+    assert evidence["visible"], "the evidence column is hidden"
+    assert evidence["right"] <= REPORT_WIDTH, "the evidence column is off screen"
+    # no column squeezed to a letter a line ("ev id en ce", "C0 1")
+    assert layout["broken_headers"] == [] and layout["broken_ids"] == []
+    names = [f["name"] for f in layout["figures"]]
+    assert "figures/fig01_gantt.png" in names and "Fig. 10 (tall)" in names
+    for figure in layout["figures"]:
+        assert figure["shown"], figure["name"]
+        for edge in ("top_gap", "left_gap", "right_gap", "bottom_gap"):
+            assert figure[edge] >= -0.5, (figure["name"], edge, figure[edge])
+        assert figure["horizontal_scroll"] == [], figure["name"]
+    html = html_report.read_text(encoding="utf-8")
+    machine = {str(clean_run), str(ROOT), sys.prefix, sys.base_prefix, sys.executable,
+               str(Path.home())} - {"/", ""}
+    assert sorted(p for p in machine if p in html) == [], "absolute paths in the report"
+
+
+def test_layout_probe_catches_a_report_too_wide(clean_run: Path, html_report: Path,
+                                                tmp_path: Path) -> None:
+    """The probe can fail: without the stylesheet the claims table squeezes its columns or
+    scrolls sideways, and the tall figure's top is out of reach (issue 22's report)."""
+    browser = _chromium()
+    html = html_report.read_text(encoding="utf-8")
+    css = (ROOT / REPORT_STYLESHEET).read_text(encoding="utf-8")
+    assert css.strip() and css.strip() in html, "the report does not carry report.css"
+    bare = tmp_path / "bare.html"
+    bare.write_text(html.replace(css.strip(), ""), encoding="utf-8")
+    layout = _layout(bare, browser, REPORT_WIDTH,
+                     {"Fig. 10 (tall)": _tall_figure(tmp_path)}, tmp_path)
+    tall = next(f for f in layout["figures"] if f["name"] == "Fig. 10 (tall)")
+    assert (layout.get("evidence", {}).get("right", 0) > REPORT_WIDTH
+            or layout["landing_horizontal_scroll"] or layout["broken_headers"])
+    assert tall["top_gap"] < -0.5, "without the stylesheet Fig. 10's top is out of reach"
 
 
 def test_claims_rule_fails_on_missing_metric(clean_run: Path, tmp_path: Path) -> None:

@@ -5,7 +5,7 @@
     rollmux gantt --job-types A A --out results/gantt/phases.csv
     rollmux theorem1 --instances 200 --seed 0 --out summary.csv
     rollmux theorem1-worst-case --sizes 2 3 4 --out worst_case.csv
-    rollmux calibration                                    phase-model calibration table
+    rollmux calibration [--format markdown]                phase-model calibration table
     rollmux bench placement --jobs 2000 --seed 0           RollMux decision latency
     rollmux bench optimum --jobs 13 --seed 0 --format json exact offline optimum
     rollmux trace validate|generate|adapt|stats ...        job traces
@@ -32,7 +32,7 @@ import sys
 from collections.abc import Sequence
 
 from rollmux import __version__
-from rollmux.cliformat import add_format, print_record, print_table
+from rollmux.cliformat import FORMATS, add_format, print_record, print_table
 from rollmux.cliutil import (
     COUNT_MAX,
     ArgumentParser,
@@ -197,13 +197,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_calibration(args: argparse.Namespace) -> int:
-    """Print the calibration table as Markdown, or refresh the tables of a doc file."""
-    from rollmux.anchors import anchors, calibration_markdown, doc_tables, fill_doc
+    """Print the calibration table (a table, CSV, JSON or Markdown), or refresh the tables
+    of a doc file."""
+    from rollmux.anchors import (
+        anchors,
+        calibration_markdown,
+        calibration_table,
+        doc_tables,
+        fill_doc,
+    )
     from rollmux.io import write_text
 
     with progress_bar("calibration", len(anchors()), "anchor", args.quiet) as bar:
         if args.update_doc is None:
-            sys.stdout.write(calibration_markdown(progress=bar.update))
+            if args.format == "markdown":
+                sys.stdout.write(calibration_markdown(progress=bar.update))
+            else:
+                table = calibration_table(progress=bar.update)
+                if args.format == "table":
+                    table["met"] = ["yes" if met else "NO" for met in table["met"]]
+                print_table(table, args.format)
             return 0
         try:
             with open_input(args.update_doc, "r", encoding="utf-8") as stream:
@@ -287,6 +300,11 @@ def build_parser() -> argparse.ArgumentParser:
     calibration.add_argument(
         "--update-doc", type=updatable_file, default=None,
         help="rewrite the generated tables inside this Markdown file (e.g. docs/model.md)")
+    calibration.add_argument(
+        "--format", choices=(*FORMATS, "markdown"), default="table",
+        help="how the table is printed (without --update-doc): table (aligned, at most 100 "
+             "characters wide, in blocks of columns), csv, json, or markdown (as "
+             "docs/model.md shows it; default: table)")
     add_quiet(calibration)
     calibration.set_defaults(func=cmd_calibration)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Mapping
@@ -41,6 +42,7 @@ __all__ = [
     "print_table",
     "record_text",
     "table_text",
+    "wrap_line",
 ]
 
 #: The output formats of every command that prints a table or a record.
@@ -129,7 +131,8 @@ def table_text(frame: pd.DataFrame, float_format: str | Callable[[float], str] =
 
 def _key_columns(cells: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
     """The columns repeated in every block: ``frame``'s leading text columns (they name a
-    row), at most a third of the width, by their names in ``cells``."""
+    row), together at most a third of the width (the first alone: half), by their names
+    in ``cells``."""
     import pandas as pd
 
     keys: list[str] = []
@@ -139,7 +142,7 @@ def _key_columns(cells: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
         if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
             break
         width = max([len(column), *(len(v) for v in cells[column])]) + _GAP
-        if used + width > WIDTH // 3:
+        if used + width > (WIDTH // 3 if keys else WIDTH // 2):  # the first: up to half
             break
         keys.append(column)
         used += width
@@ -190,6 +193,16 @@ def print_json(document: Mapping[str, Any]) -> None:
 
     sys.stdout.write(json.dumps({k: rows(v) for k, v in document.items()}, indent=2,
                                 allow_nan=False) + "\n")
+
+
+def wrap_line(line: str, width: int = WIDTH) -> str:
+    """A ``  label   text`` line wrapped to ``width``, continuation lines under the text."""
+    if len(line) <= width:
+        return line
+    label = re.match(r"\s*\S+(?: \S+)*\s{2,}", line)
+    indent = len(label.group()) if label and len(label.group()) < width // 2 else 4
+    return "\n".join(textwrap.wrap(line, width=width, subsequent_indent=" " * indent,
+                                    break_on_hyphens=False, drop_whitespace=True))
 
 
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -13,6 +13,10 @@ CLAIM_STAGES = ["production", "simulation", "robustness", "models"]
 # Stages that also write each metric at each seed (results/metrics/seeds/<stage>.csv;
 # rollmux.experiments.intervals): a stage resting on stochastic replays belongs here.
 CLAIM_SEED_STAGES = ["production", "simulation", "robustness", "models"]
+# Stages whose metrics divide by an optimum (optimal, regroup): each writes the optimum's
+# certified gap per such metric (results/metrics/gaps/<stage>.csv;
+# rollmux.experiments.optimum_gaps), shown beside the claim.
+CLAIM_GAP_STAGES = ["simulation", "robustness"]
 
 # The results files the ledger names as evidence (column `evidence`): built before the
 # report, which checks that every `differs` row's evidence exists.
@@ -77,6 +81,8 @@ rule claims_report:
         # and 95% interval over seeds, its status from the interval
         seed_metrics=expand("results/metrics/seeds/{stage}.csv", stage=CLAIM_SEED_STAGES)
         + REAL_LENGTHS_SEED_METRICS,
+        # the certified gap of the optimum behind each optimum-normalised claim
+        gap_metrics=expand("results/metrics/gaps/{stage}.csv", stage=CLAIM_GAP_STAGES),
         # results beyond the paper (beyond.smk, designs.smk), rendered after the claims
         beyond_metrics=BEYOND_METRICS,
         beyond_ledger="src/rollmux/data/beyond.csv",

@@ -78,6 +78,8 @@ rule robustness_aggregate:
         migration="results/robustness/migration.csv",
         metrics="results/metrics/robustness.csv",
         seed_metrics="results/metrics/seeds/robustness.csv",
+        # the certified gap of regroup behind each cost ratio (rollmux.experiments.optimum_gaps)
+        gap_metrics="results/metrics/gaps/robustness.csv",
     params:
         context=(
             f"trace {RB['trace']}, "

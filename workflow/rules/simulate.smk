@@ -197,8 +197,12 @@ rule sim_metrics_simulation:
     output:
         metrics="results/metrics/simulation.csv",
         seed_metrics="results/metrics/seeds/simulation.csv",
+        # the certified gap of the optimum behind each cost over optimal's
+        # (rollmux.experiments.optimum_gaps)
+        gap_metrics="results/metrics/gaps/simulation.csv",
     params:
         window=SIM_PLAN.window,
+        reference=SIM_PLAN.reference,
         slo_endpoints=config["sim"].get("metrics", {}).get("slo_endpoints", ["1.2", "2"]),
     log:
         "results/logs/sim/metrics_simulation.log",

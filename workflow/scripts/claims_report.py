@@ -24,6 +24,7 @@ try:
         out_html=snakemake.output.html,
         out_html_fragment=snakemake.output.landing,
         seed_metrics_paths=snakemake.input.seed_metrics,
+        gap_metrics_paths=snakemake.input.gap_metrics,
     )
 except ValueError as exc:  # ClaimsError: name the file, row and field in the log too
     logging.error("%s", exc)

@@ -3,7 +3,9 @@
 Production (C01-C13, C56) from results/sim/production.csv; simulation (C28-C44) from
 results/sim/sensitivity.csv and results/sim/mixed.csv. Beside each metrics file, the same
 metrics at each seed alone (results/metrics/seeds/<stage>.csv); the metrics file's value
-is their mean (rollmux.experiments.intervals).
+is their mean (rollmux.experiments.intervals); for simulation, the certified gap of the
+optimum behind each cost over optimal's (results/metrics/gaps/simulation.csv,
+rollmux.experiments.optimum_gaps).
 """
 
 import logging
@@ -12,7 +14,7 @@ import pandas as pd
 
 from rollmux.experiments.intervals import mean_over_seeds, per_seed_metrics
 from rollmux.experiments.production import production_metrics
-from rollmux.experiments.sensitivity import simulation_metrics_over_seeds
+from rollmux.experiments.sensitivity import simulation_gaps, simulation_metrics_over_seeds
 from rollmux.io import write_csv
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
@@ -30,6 +32,9 @@ if hasattr(snakemake.input, "sensitivity"):
     metrics, per_seed = simulation_metrics_over_seeds(sens, mixed, sources,
                                                       slo_endpoints=endpoints,
                                                       window_note=note)
+    # the certified gap of the optimum each cost over optimal's divides by
+    write_csv(simulation_gaps(sens, mixed, sources, str(snakemake.params.reference)),
+              snakemake.output.gap_metrics)
 else:
     prod = pd.read_csv(snakemake.input.table, dtype={"slo": str})
     source = str(snakemake.input.table)

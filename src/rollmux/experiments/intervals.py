@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rollmux.experiments.metrics import METRIC_COLUMNS
+from rollmux.experiments.metrics import METRIC_COLUMNS, companion_error, split_reading
 
 __all__ = [
     "INSIDE",
@@ -225,10 +225,13 @@ def read_seed_metrics(paths: Sequence[str | Path], units: Mapping[str, str]
                       ) -> pd.DataFrame:
     """Read and check per-seed metrics files; one row per metric and seed, with ``file``.
 
-    ``units`` maps every known metric to its unit (the claims ledger's). SeedMetricsError
-    listing every problem (file, line, column): a wrong header, an unknown metric, a
-    unit other than the ledger's, a value that is not a number, a (metric, seed) twice,
-    or a metric in two files.
+    ``units`` maps every known metric to its unit (the claims ledger's); a companion row
+    ``<metric>@<reading>`` that :func:`rollmux.experiments.metrics.companion_error` allows
+    (an SLO attainment metric's paper-reference reading, a production metric with real
+    lengths) is known with its metric's unit.
+    SeedMetricsError listing every problem (file, line, column): a wrong header, an
+    unknown metric, a unit other than the ledger's, a value that is not a number, a
+    (metric, seed) twice, or a metric in two files.
     """
     problems: list[str] = []
     records: list[dict[str, Any]] = []
@@ -251,16 +254,20 @@ def read_seed_metrics(paths: Sequence[str | Path], units: Mapping[str, str]
         for i, rec in enumerate(table.to_dict("records")):
             where = f"{path}:{i + 2}: row {i + 1}, column"
             metric = rec["metric"].strip()
-            if metric not in units:
+            base, reading = split_reading(metric)
+            if base not in units:
                 problems.append(f"{where} metric: {metric!r} is not a metric of the claims "
                                 "ledger")
+                continue
+            if reading and companion_error(base, reading):
+                problems.append(f"{where} metric: {companion_error(base, reading)}")
                 continue
             if owner.setdefault(metric, str(path)) != str(path):
                 problems.append(f"{where} metric: {metric!r} already in {owner[metric]}")
                 continue
-            if rec["unit"].strip() != units[metric]:
+            if rec["unit"].strip() != units[base]:
                 problems.append(f"{where} unit: {rec['unit']!r}, but {metric} is in "
-                                f"{units[metric]!r}")
+                                f"{units[base]!r}")
             try:
                 seed = int(rec["seed"])
                 if seed < 0:

@@ -53,6 +53,7 @@ from rollmux.experiments.metrics import (
     STATUS_READING,
     with_reading,
 )
+from rollmux.experiments.optimum_gaps import gap_frame, gap_row
 from rollmux.io import atomic_write
 from rollmux.model import resolve
 from rollmux.placement.regroup import migration_pause_s
@@ -90,6 +91,8 @@ __all__ = [
     "failure_trace_text",
     "failures_text",
     "migration_table",
+    "replay_gap",
+    "robustness_gaps",
     "robustness_metrics",
     "template_curves",
     "utilisation_table",
@@ -118,8 +121,8 @@ TEMPLATE_COLUMNS: tuple[str, ...] = (
 DRIFT_COLUMNS: tuple[str, ...] = (
     "setting", "drift_reach", "policy", "seed", "jobs", "jobs_completed", "span_h",
     "cost_usd_per_h", "total_cost_usd", "total_cost_over_regroup", "cost_over_regroup",
-    "slo_attainment_pct", "slo_attainment_realised_pct", "slo_attainment_planned_pct",
-    "util_rollout_pct", "util_train_pct", "source",
+    "reference_gap", "slo_attainment_pct", "slo_attainment_realised_pct",
+    "slo_attainment_planned_pct", "util_rollout_pct", "util_train_pct", "source",
 )
 
 #: Columns of ``utilisation.csv`` (Fig. 18): one row per setting, policy, seed and pool.
@@ -455,10 +458,20 @@ def _util_pct(summary: Mapping[str, Any], pool: str) -> float:
     return math.nan if bubble is None else 100.0 * (1.0 - float(bubble))
 
 
+def replay_gap(summary: Mapping[str, Any]) -> float:
+    """A replay's certified optimum gap (``optimum_gap`` of its summary; docs/optimum.md,
+    section 6): NaN for a policy without one or a decision without a bound."""
+    gap = summary.get("optimum_gap")
+    return math.nan if gap is None else float(gap)
+
+
 def with_reference_ratios(table: pd.DataFrame, what: str, reference: str) -> pd.DataFrame:
     """``table`` (one row per setting, policy, seed) with ``total_cost_over_regroup`` (total
     cost over the same setting's and seed's ``reference`` replay, the primary ratio) and
-    ``cost_over_regroup`` (the time-average hourly cost ratio kept beside it)."""
+    ``cost_over_regroup`` (the time-average hourly cost ratio kept beside it); with an
+    ``optimum_gap`` column (:func:`replay_gap`), also ``reference_gap``: the reference
+    replay's certified gap, so the ratios to the true optimum are at most these over
+    (1 - gap)."""
     ref = table[table["policy"] == reference].set_index(["setting", "seed"])
     for setting, seed in table[["setting", "seed"]].drop_duplicates().itertuples(index=False):
         if (setting, seed) not in ref.index:
@@ -470,6 +483,8 @@ def with_reference_ratios(table: pd.DataFrame, what: str, reference: str) -> pd.
         out["total_cost_usd"].to_numpy() / ref["total_cost_usd"].reindex(idx).to_numpy())
     out["cost_over_regroup"] = (
         out["cost_usd_per_h"].to_numpy() / ref["cost_usd_per_h"].reindex(idx).to_numpy())
+    if "optimum_gap" in out.columns:
+        out["reference_gap"] = ref["optimum_gap"].reindex(idx).to_numpy()
     return out
 
 
@@ -515,7 +530,7 @@ def drift_table(runs: Iterable[RunRef], study: DriftStudy) -> pd.DataFrame:
             "slo_attainment_planned_pct": 100.0 * float(s.get("slo_attainment_planned",
                                                               math.nan)),
             "util_rollout_pct": _util_pct(s, "rollout"), "util_train_pct": _util_pct(s, "train"),
-            "source": str(run.summary_path),
+            "optimum_gap": replay_gap(s), "source": str(run.summary_path),
         })
     table = with_reference_ratios(pd.DataFrame(rows), "runs", study.reference)
     return table.loc[:, list(DRIFT_COLUMNS)]
@@ -661,6 +676,25 @@ def _mean_by(drift: pd.DataFrame, policy: str, column: str) -> pd.Series:
     if missing:
         raise ValueError(f"drift table: no {policy!r} replay for setting(s) {missing}")
     return means.reindex(list(SETTINGS))
+
+
+def robustness_gaps(drift: pd.DataFrame, drift_source: str, reference: str = "regroup"
+                     ) -> pd.DataFrame:
+    """The certified gap of the reference (``regroup``) behind each cost ratio of
+    :func:`robustness_metrics` (rows of :mod:`rollmux.experiments.optimum_gaps`): every
+    (setting, seed) the metric spans, from ``drift``'s ``reference_gap``."""
+    def readings(policies: Sequence[str], settings: Sequence[str]) -> list[float]:
+        part = drift[drift["policy"].isin(policies) & drift["setting"].isin(settings)]
+        part = part.drop_duplicates(subset=["setting", "seed"])
+        if not len(part):
+            raise ValueError(f"drift table: no {'/'.join(policies)} replay for {settings}")
+        return part["reference_gap"].tolist() if "reference_gap" in part.columns \
+            else [math.nan] * len(part)
+    rows = [gap_row(COST_METRICS[s], reference, readings(["rollmux"], [s]), drift_source)
+            for s in SETTINGS]
+    rows.append(gap_row(BASELINE_METRIC, reference, readings(SLO_BLIND, SETTINGS),
+                        drift_source))
+    return gap_frame(rows)
 
 
 def robustness_metrics(

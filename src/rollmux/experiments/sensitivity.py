@@ -24,6 +24,7 @@ from rollmux.experiments.metrics import (
     split_reading,
     with_reading,
 )
+from rollmux.experiments.optimum_gaps import gap_frame, gap_row
 from rollmux.sim.sweeps import (
     AVERAGE_COST_COLUMN,
     COST_COLUMN,
@@ -32,7 +33,8 @@ from rollmux.sim.sweeps import (
     slo_label,
 )
 
-__all__ = ["simulation_metrics", "simulation_metrics_over_seeds"]
+__all__ = ["OPTIMUM_NORMALISED", "simulation_gaps", "simulation_metrics",
+           "simulation_metrics_over_seeds"]
 
 _COST_WHAT = "total cost / optimal's"
 _SLO_WHAT = "SLO attainment, realised reading (realised over solo on the same draws)"
@@ -86,7 +88,7 @@ def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
         over = ", ".join(values) if values is not None else kinds[kind]
         if column == COST_COLUMN:
             lo_avg, hi_avg = _span(means, kind, policies, AVERAGE_COST_COLUMN, values)
-            what = f"{what} (time-average ratio {lo_avg:.4g}..{hi_avg:.4g})"
+            what = f"{what} (time-average ratio {lo_avg:.4g} to {hi_avg:.4g})"
         rows.append(metric_row(metric, sources, f"{what}: min..max over {kind} "
                                f"{over} ({'/'.join(policies)}){tail}", low=low, high=high))
         if metric in ATTAINMENT_METRICS:  # the paper-reference reading beside it
@@ -168,3 +170,43 @@ def simulation_metrics_over_seeds(sens: pd.DataFrame, mixed: pd.DataFrame, sourc
         lambda seed: build(sens[sens["seed"] == seed], mixed[mixed["seed"] == seed]),
         sorted(int(s) for s in sens["seed"].unique()))
     return mean_over_seeds(build(sens, mixed), per_seed), per_seed
+
+
+#: The metrics of :func:`simulation_metrics` normalised by the optimum: metric -> the
+#: table it reads (``sensitivity`` or ``mixed``) and the setting kind whose settings it
+#: spans (None: every row of the table).
+OPTIMUM_NORMALISED: dict[str, tuple[str, str | None]] = {
+    "cost_over_opt_rollmux_by_workload": ("sensitivity", "workload"),
+    "cost_over_opt_random_by_workload": ("sensitivity", "workload"),
+    "cost_over_opt_greedy_by_workload": ("sensitivity", "workload"),
+    "cost_over_opt_baselines_by_slo": ("sensitivity", "slo"),
+    "cost_over_opt_baselines_by_groupsize": ("sensitivity", "maxgroup"),
+    "cost_over_opt_rollmux_mixed": ("mixed", None),
+    "cost_over_opt_random_mixed": ("mixed", None),
+    "cost_over_opt_greedy_mixed": ("mixed", None),
+}
+
+
+def simulation_gaps(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
+                    reference: str = "optimal") -> pd.DataFrame:
+    """The certified gap of the optimum behind each optimum-normalised metric
+    (:data:`OPTIMUM_NORMALISED`; rows of :mod:`rollmux.experiments.optimum_gaps`).
+
+    Each metric takes the ``reference_gap`` of every (setting, seed) it spans: one
+    reading per reference replay and seed. A table without ``reference_gap`` (written
+    before the gaps) reads as unbounded. ValueError when a metric spans no row.
+    """
+    tables = {"sensitivity": sens, "mixed": mixed}
+    rows = []
+    for metric, (name, kind) in OPTIMUM_NORMALISED.items():
+        part = tables[name]
+        if kind is not None:
+            part = part[part["kind"] == kind]
+        readings = part.drop_duplicates(subset=["trace", "slo", "maxgroup", "seed"])
+        if not len(readings):
+            raise ValueError(f"{metric}: no {name} rows" + (f" of kind {kind!r}" if kind
+                                                            else ""))
+        gaps = (readings["reference_gap"] if "reference_gap" in readings.columns
+                else pd.Series([math.nan] * len(readings)))
+        rows.append(gap_row(metric, reference, gaps.tolist(), sources))
+    return gap_frame(rows)

@@ -107,7 +107,7 @@ def baseline_cost_bound(
                     ours=solo_ratio,
                     holds=solo_ratio >= low,
                     note=f"Solo-D (never shares a node) over the optimum; paper's "
-                    f"range {low:g}-{high:g} (time-average ratio "
+                    f"range {low:g} to {high:g} (time-average ratio "
                     f"{float(np.mean(averages)):.4g})",
                 )
             )
@@ -176,7 +176,7 @@ def baseline_attainment_bound(
                         setting,
                         low,
                         ours=attain,
-                        note=f"paper's range {low:g}-{high:g} %",
+                        note=f"paper's range {low:g} to {high:g} %",
                     )
                 )
                 rows.append(

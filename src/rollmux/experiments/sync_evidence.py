@@ -53,7 +53,7 @@ def sync_what_it_takes(
                 low,
                 ours=float(rec.speedup),
                 holds=low * 0.9 <= rec.speedup <= high * 1.1,
-                note=f"paper's range {low:g}-{high:g}",
+                note=f"paper's range {low:g} to {high:g}",
             )
         )
         rows.append(
@@ -64,7 +64,7 @@ def sync_what_it_takes(
                 low,
                 ours=float(rec.speedup_per_replica),
                 holds=low * 0.9 <= rec.speedup_per_replica <= high * 1.1,
-                note=f"{rec.replicas} replicas; paper's range {low:g}-{high:g}",
+                note=f"{rec.replicas} replicas; paper's range {low:g} to {high:g}",
             )
         )
         weights = float(rec.cross_copy_s) * cross

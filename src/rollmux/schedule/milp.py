@@ -37,7 +37,13 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from rollmux.schedule.bounds import objective_coefficients, pair_caps, period_lower_bounds_s
 from rollmux.schedule.search import REL_TOL, Objective, _Group, _make_group, _multiplicity_vectors
 
-__all__ = ["CertifiedSchedule", "MinPeriod", "certified_best", "min_period"]
+__all__ = ["NODE_LIMIT", "CertifiedSchedule", "MinPeriod", "certified_best", "min_period"]
+
+
+#: Branch-and-bound nodes per MILP before it counts as not certified. A deterministic
+#: guard (a wall-clock limit made the certified count depend on the machine's load); the
+#: quick profile's largest solve needs under 1,000 nodes and 5 s CPU.
+NODE_LIMIT = 200_000
 
 
 @dataclass(frozen=True)
@@ -50,11 +56,15 @@ class MinPeriod:
 
 
 def min_period(group: _Group, mult: Sequence[int], max_period_s: float,
-               time_limit_s: float = 60.0) -> MinPeriod:
+               node_limit: int | None = NODE_LIMIT,
+               time_limit_s: float | None = None) -> MinPeriod:
     """Shortest period of any schedule with multiplicities ``mult``, if at most ``max_period_s``.
 
     ``period_s`` is ``inf`` (and ``state`` None) when no schedule reaches ``max_period_s``
-    (``optimal`` True: proven infeasible). ``optimal`` False when HiGHS hit its time limit.
+    (``optimal`` True: proven infeasible). ``optimal`` False when HiGHS hit a limit.
+    ``node_limit`` (branch-and-bound nodes) is the default guard because it is
+    deterministic: the same instance gives the same answer on any machine and load. A
+    wall-clock ``time_limit_s`` (None: none) makes the answer depend on the load.
     """
     from rollmux.schedule.repeat import _Evaluator
 
@@ -120,8 +130,11 @@ def min_period(group: _Group, mult: Sequence[int], max_period_s: float,
     cost[p_col] = 1.0
     integrality = np.zeros(n_var)
     integrality[n_ev + 1:] = 1
-    options: dict[str, object] = {"mip_rel_gap": 0.0, "time_limit": time_limit_s,
-                                  "disp": False}
+    options: dict[str, object] = {"mip_rel_gap": 0.0, "disp": False}
+    if node_limit is not None:
+        options["node_limit"] = int(node_limit)
+    if time_limit_s is not None:
+        options["time_limit"] = float(time_limit_s)
     res = milp(cost, constraints=LinearConstraint(matrix, np.asarray(lows), np.inf),
                integrality=integrality, bounds=Bounds(lower, upper), options=options)
     if res.status == 4:  # a HiGHS solve error (numerics): once more without presolve
@@ -172,7 +185,8 @@ def certified_best(
     weights: Mapping[str, float] | None = None,
     rollout_work_s: Sequence[float] | None = None,
     train_work_s: Sequence[float] | None = None,
-    time_limit_s: float = 60.0,
+    node_limit: int | None = NODE_LIMIT,
+    time_limit_s: float | None = None,
     incumbent: tuple[Sequence[int], Sequence[Sequence[int]]] | None = None,
 ) -> CertifiedSchedule | None:
     """The highest-utilisation schedule with every ``P / m_j <= max_iteration_s[j]``, proven.
@@ -185,7 +199,9 @@ def certified_best(
     multiplicities ``1..max_multiplicity``. ``incumbent``: a known schedule
     (multiplicities, per-node orders in the group's node order, e.g. a heuristic's) to
     start from; it is checked, and ignored when it misses a cap. ``certified`` is False
-    only when a MILP hit its time limit. ``None`` when no schedule meets the caps.
+    only when a MILP hit its limit (``node_limit``, deterministic, or the wall-clock
+    ``time_limit_s`` when one is given: see :func:`min_period`). ``None`` when no
+    schedule meets the caps.
     Arguments as in :func:`rollmux.schedule.repeat.repeat_schedule`.
     """
     group = _make_group(rollout_s, train_s, rollout_node, train_node)
@@ -224,7 +240,7 @@ def certified_best(
         if best is not None:
             # Only a period that beats the best schedule matters (c(m) / P > U_best).
             limit = min(limit, numerator / (best.utilisation * (1.0 + REL_TOL)))
-        found = min_period(group, mult, limit * (1.0 + 1e-9), time_limit_s)
+        found = min_period(group, mult, limit * (1.0 + 1e-9), node_limit, time_limit_s)
         n_solved += 1
         certified = certified and found.optimal
         if found.state is None or found.period_s > limit * (1.0 + REL_TOL):

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rollmux.cliformat import add_format, print_json, print_table
+from rollmux.cliformat import add_format, print_json, print_table, wrap_line
 from rollmux.cliutil import (
     add_hardware,
     add_quiet,
@@ -93,7 +93,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     hw = _hardware(args)
     jobs = load_trace(args.file, hw)
     for line in summary_lines(str(args.file), jobs, hw):
-        print(printable(line))
+        print(wrap_line(printable(line)))
     return ExitStatus.OK
 
 

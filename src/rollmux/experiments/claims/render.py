@@ -46,6 +46,7 @@ from rollmux.experiments.intervals import (
     read_seed_metrics,
 )
 from rollmux.experiments.metrics import split_reading
+from rollmux.experiments.optimum_gaps import GAP_NOTE, gap_text, read_gap_metrics
 from rollmux.io import write_csv, write_json, write_text
 
 #: What ``ours`` and the interval column are (the Markdown and HTML captions).
@@ -62,6 +63,13 @@ SEEDS_NOTE = (
 def _interval_cell(rec: Mapping[str, Any]) -> str:
     """The interval over seeds and how many, or '-' for a claim without one."""
     return f"{rec['interval']} ({rec['seeds']})" if rec.get("interval") else "-"
+
+
+def _ours_cell(rec: Mapping[str, Any]) -> str:
+    """Ours, with the certified gap of the optimum it is normalised by, if any."""
+    raw = rec.get("optimum_gap")
+    gap = math.nan if raw is None or str(raw).strip() == "" else float(raw)
+    return "; ".join(t for t in (str(rec["ours"] or "-"), gap_text(gap)) if t)
 
 
 def _margin_text(margin: Any) -> str:
@@ -138,6 +146,8 @@ def render_markdown(
         "",
         SEEDS_NOTE,
         "",
+        GAP_NOTE,
+        "",
         "Margin: (ours - paper) as a fraction of the tolerance (0 exact, +-1 at the edge;"
         " a range shows the end nearer its failing side). SLO attainment claims take their"
         " status from the realised reading (realised iteration over solo on the same draws);"
@@ -192,7 +202,7 @@ def render_markdown(
             rec["role"],
             rec["unit"],
             rec["paper"],
-            rec["ours"] or "-",
+            _ours_cell(rec),
             _interval_cell(rec),
             rec["comparison"] or "-",
             _margin_text(rec["margin"]),
@@ -302,7 +312,7 @@ def _html_claims_table(report: pd.DataFrame) -> str:
             _html_cell(f"§{rec['section']} {rec['figure']}", "num"),
             _html_cell(rec["statement"]),
             _html_cell(rec["paper"], "num"),
-            _html_cell(rec["ours"] or "-", "num"),
+            _html_cell(_ours_cell(rec), "num"),
             _html_cell(_interval_cell(rec), "num"),
             _html_cell(rec["comparison"] or "-", "num"),
             _html_cell(_margin_text(rec["margin"]), "num"),
@@ -351,7 +361,8 @@ def render_html_fragment(report: pd.DataFrame,
     sections = [
         ("Claims: the paper's numbers next to ours",
          f"<p><b>{html.escape(counts_line(counts))}.</b></p>" + html_headline(counts)
-         + f"<p>{html.escape(SEEDS_NOTE.replace('`', ''))}</p>"),
+         + f"<p>{html.escape(SEEDS_NOTE.replace('`', ''))}</p>"
+         + f"<p>{html.escape(GAP_NOTE.replace('`', ''))}</p>"),
         ("Every claim", _html_claims_table(report)),
         ("Production claims with real response lengths", _html_lengths_table(report)),
         ("", _html_footnotes(report, footnotes or {})),
@@ -386,6 +397,7 @@ def build_claims_report(
     out_html: Path | str | None = None,
     out_html_fragment: Path | str | None = None,
     seed_metrics_paths: Iterable[Path | str] = (),
+    gap_metrics_paths: Iterable[Path | str] = (),
 ) -> dict[str, int]:
     """Validate, join and classify; write the CSV, Markdown and JSON counts atomically.
 
@@ -398,7 +410,9 @@ def build_claims_report(
     when given, receive the report as an HTML page and as a fragment for the landing page
     of the Snakemake report. ``seed_metrics_paths`` are the per-seed metrics files
     (results/metrics/seeds/<stage>.csv): each claim's mean and 95% interval over seeds,
-    and its status from the interval (:func:`claims_report`).
+    and its status from the interval (:func:`claims_report`). ``gap_metrics_paths`` are
+    the gaps files (results/metrics/gaps/<stage>.csv): each optimum-normalised claim's
+    certified gap (:mod:`rollmux.experiments.optimum_gaps`), column ``optimum_gap``.
     """
     table = load_ledger(ledger)
     tols = load_tolerances(tolerances, tolerance_overrides)
@@ -411,8 +425,10 @@ def build_claims_report(
               if split_reading(str(m))[1]}
     per_seed = read_seed_metrics(list(seed_metrics_paths), units)
     intervals = claim_intervals(per_seed)
+    gap_rows = read_gap_metrics(list(gap_metrics_paths), table["metric"])
+    gaps = dict(zip(gap_rows["metric"], gap_rows["optimum_gap"], strict=True))
     report = claims_report(table, metrics, tols, cal, notes, results_root, require_evidence,
-                           intervals=intervals)
+                           intervals=intervals, gaps=gaps)
     report = attach_what_it_would_take(
         report, {str(p): read_table(p) for p in what_it_would_take_paths})
     residuals = {name: read_residuals(fit, results_root) for name, fit in cal.fits.items()}

@@ -44,6 +44,7 @@ from rollmux.experiments.metrics import (
     STATUS_READING,
     with_reading,
 )
+from rollmux.experiments.optimum_gaps import claim_gap
 
 #: How a role reads the paper's kind where the two differ: (role, paper kind) -> the kind
 #: ours is compared as. A wall-clock time of the paper's own code stated as one value
@@ -78,6 +79,7 @@ REPORT_COLUMNS: tuple[str, ...] = (
     "ci_low",
     "ci_high",
     "interval",
+    "optimum_gap",
     "ratio",
     "difference",
     "margin",
@@ -354,6 +356,7 @@ def claims_report(
     evidence_root: Path | str = ".",
     require_evidence: bool = True,
     intervals: Mapping[str, ClaimInterval] | None = None,
+    gaps: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
     """One row per claim: paper, ours, comparison, status, reason and evidence.
 
@@ -363,6 +366,11 @@ def claims_report(
     ``reproduced`` only if the whole interval lies within the tolerance, ``differs`` if
     none of it does, ``straddles`` otherwise; ours (the metrics file's value) must then
     be the mean of the per-seed values (ClaimsError otherwise: a stale file).
+
+    ``gaps`` (metric -> the certified gap of the optimum it is normalised by, from the
+    gaps files; :mod:`rollmux.experiments.optimum_gaps`) fill ``optimum_gap``: NaN for a
+    claim not normalised by an optimum, 1 where some decision of its optimum has no lower
+    bound (only the trivial bound 0).
 
     A claim that a fit of ``calibration`` uses is ``calibrated`` only where ours is within
     the tolerance (the fit reaches it), else ``differs`` with the fit's residuals as its
@@ -420,6 +428,7 @@ def claims_report(
             "ci_low": math.nan,
             "ci_high": math.nan,
             "interval": "",
+            "optimum_gap": claim_gap(gaps, rec["metric"]),
             "ratio": math.nan,
             "difference": math.nan,
             "margin": math.nan,
