@@ -40,6 +40,8 @@ DOC_BLOCKS = {
     "theorem1-readings": (Path("docs") / "theorem1.md", theorem1_numbers.readings_block),
     "theorem1-slo-optimum": (Path("docs") / "theorem1.md", theorem1_numbers.slo_optimum_block),
     "theorem1-repeat": (Path("docs") / "theorem1.md", theorem1_numbers.repeat_block),
+    "findings-boundary": (Path("docs") / "findings.md",
+                          theorem1_numbers.findings_boundary_block),
     "findings-theorem1": (Path("docs") / "findings.md", theorem1_numbers.findings_block),
     "findings-repeat": (Path("docs") / "findings.md", theorem1_numbers.findings_repeat_block),
 }

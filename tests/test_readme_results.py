@@ -110,3 +110,28 @@ def test_doc_blocks_match_the_results_files() -> None:
     if not (ROOT / "results" / "theorem1" / "worst_case.csv").is_file():
         pytest.skip("no results/theorem1/worst_case.csv here: run the pipeline first")
     assert module.stale_doc_blocks(ROOT) == [], "run: python scripts/readme_results.py"
+
+
+def test_findings_boundary_block_names_the_counterexample_cap(tmp_path: Path) -> None:
+    """findings §1's boundary-map bullet quotes summary.csv, counterexample with its cap M."""
+    import pandas as pd
+
+    from rollmux.theorem1.boundary import summarise
+
+    module = readme_results()
+    render_block = module.DOC_BLOCKS["findings-boundary"][1]
+    rows = []
+    for i, (ratio, optimal) in enumerate(((1.0, True), (1.25, False), (1.0, True))):
+        rows.append({"family": "a_one_rollout_one_train", "objective": "aggregate",
+                     "instance": f"r={i + 1},1;t=1,1;R=0,0;T=0,0", "n_jobs": 2 + (i == 1),
+                     "max_multiplicity": 2 if i == 1 else 3, "rr_optimal": optimal,
+                     "rr_period_at_bound": True, "util_ratio": ratio, "period_ratio": 1.0,
+                     "rr_period_over_bound": 1.0, "order_reaches_opt": optimal,
+                     "index": i, "_size": (2 + (i == 1), 2, i)})
+    out = tmp_path / "results" / "theorem1"
+    out.mkdir(parents=True)
+    summarise(pd.DataFrame(rows)).to_csv(out / "summary.csv", index=False)
+    text = render_block(tmp_path)
+    assert "2 of 3 random groups" in text
+    assert "`r=2,1;t=1,1;R=0,0;T=0,0`: with at most 2 iterations per job" in text
+    assert "1.25000x" in text

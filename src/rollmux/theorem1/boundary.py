@@ -39,7 +39,10 @@ with one iteration per job already reaches the optimum; empty when there are non
 ``n_need_repetition`` (instances whose optimum needs some ``m_j > 1``),
 ``min_counterexample`` (the smallest counterexample: fewest jobs, then nodes, then total
 duration; ``r=..;t=..;R=..;T=..`` with per-job durations and pinned node ids, ``+``
-joining the nodes of a job spanning several) and ``min_counterexample_util_ratio``.
+joining the nodes of a job spanning several), ``min_counterexample_util_ratio`` and
+``min_counterexample_max_multiplicity`` (the cap M under which that ratio was found: the
+family's ``max_multiplicity`` is the largest cap of its instances, and a 3-job
+counterexample is searched with M = 2 only).
 
 Run: ``rollmux theorem1 --instances 100 --seed 0 --out results/theorem1/summary.csv``
 (or ``python -m rollmux.theorem1`` with the same options; :mod:`rollmux.theorem1.cli`).
@@ -80,6 +83,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "n_need_repetition",
     "min_counterexample",
     "min_counterexample_util_ratio",
+    "min_counterexample_max_multiplicity",
 )
 # Integer durations 1..MAX_DURATION_S keep the exact periods exactly representable.
 MAX_DURATION_S = 9
@@ -353,6 +357,9 @@ def summarise(table: pd.DataFrame) -> pd.DataFrame:
                 "min_counterexample": smallest["instance"] if smallest is not None else "",
                 "min_counterexample_util_ratio": (
                     float(smallest["util_ratio"]) if smallest is not None else math.nan
+                ),
+                "min_counterexample_max_multiplicity": (
+                    int(smallest["max_multiplicity"]) if smallest is not None else ""
                 ),
             }
         )

@@ -24,6 +24,7 @@ FILES = {
     "slo_optimum": Path("results") / "theorem1" / "slo_optimum.csv",
     "slo_optimum_summary": Path("results") / "theorem1" / "slo_optimum_summary.csv",
     "repeat": Path("results") / "beyond" / "repeat.csv",
+    "summary": Path("results") / "theorem1" / "summary.csv",
 }
 
 
@@ -197,6 +198,35 @@ def findings_block(root: Path) -> str:
         f"({_family(str(both_max['family']))}, 2 jobs, exhaustive), so even the "
         "each-pool reading of Theorem 1 fails.\n"
     )
+
+
+def findings_boundary_block(root: Path) -> str:
+    """docs/findings.md §1's boundary-map numbers: round-robin optimal in how many of the
+    proof sketch's random groups, and its smallest counterexample with its cap M."""
+    table = _read(root, "summary")
+    rows = table[table["family"] == "a_one_rollout_one_train"]
+    if not len(rows):
+        raise ValueError(f"{FILES['summary']}: no row for family a_one_rollout_one_train")
+    a = rows.iloc[0]
+    n = int(a["n_instances"])
+    optimal = round(float(a["rr_optimal_fraction"]) * n)
+    text = (
+        f"* In the proof sketch's own setting (family `a_one_rollout_one_train`: one rollout "
+        f"node, one training node, unsaturated), {optimal} of {n} random groups are optimal "
+        f"under round-robin (every schedule with up to {int(a['max_multiplicity'])} "
+        "iterations per job for 2 jobs, 2 for 3 jobs, searched exhaustively)"
+    )
+    instance = str(a["min_counterexample"]) if pd.notna(a["min_counterexample"]) else ""
+    if instance:
+        text += (
+            f" and the smallest counterexample is `{instance}`: with at most "
+            f"{int(a['min_counterexample_max_multiplicity'])} iterations per job the best "
+            f"schedule reaches {float(a['min_counterexample_util_ratio']):.5f}x "
+            "round-robin's aggregate utilisation (with 3, below, more)."
+        )
+    else:
+        text += "; none of them is a counterexample."
+    return text + "\n"
 
 
 def slo_optimum_block(root: Path) -> str:
