@@ -11,7 +11,7 @@ iteration.
     R=results/sim/trace=robustness-failure/slo=trace/maxgroup=default/drift=none
     python analysis/fig19_failure_timeline.py \
         --timeline results/robustness/failure/timeline.csv \
-        --events "$R/policy=rollmux/seed=0/failures=robustness-failure/events.csv" \
+        --events "$R/failures=robustness-failure/policy=rollmux/seed=0/events.csv" \
         --png figures/fig19_failure_timeline.png --pdf figures/fig19_failure_timeline.pdf
 """
 

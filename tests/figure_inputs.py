@@ -46,7 +46,7 @@ class FigureInputs:
 
 #: The failure replay's run folder (workflow/rules/robustness.smk, RB_FAIL_DIR).
 FAILURE_RUN = ("sim/trace=robustness-failure/slo=trace/maxgroup=default/drift=none/"
-               "policy=rollmux/seed=0/failures=robustness-failure")
+               "failures=robustness-failure/policy=rollmux/seed=0")
 SEED_THROUGHPUT = [f"microbench/seeds/seed={s}/throughput.csv" for s in range(3)]
 
 #: Every figure script, by file name: its inputs as the pipeline's rule passes them.

@@ -53,8 +53,8 @@ def test_spec_path_keys_and_config(tmp_path: Path) -> None:
     assert ReplaySpec(trace=str(TINY), policy="regroup", regroup_interval_h=0.5,
                       sim=SimConfig(stochastic=False, migration=False, sync="flat")
                       ).path() == Path(
-        "trace=tiny-sim/slo=trace/maxgroup=default/drift=none/policy=regroup/seed=0/"
-        "phases=expected/migration=off/sync=flat/regroup=0.5h")
+        "trace=tiny-sim/slo=trace/maxgroup=default/drift=none/phases=expected/"
+        "migration=off/sync=flat/regroup=0.5h/policy=regroup/seed=0")
     run_replay(spec, out=tmp_path / "run")
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert replay_keys(config) == spec.keys() == {

@@ -77,6 +77,17 @@ def test_from_keys_inverts_path(spec: ReplaySpec) -> None:
 
 
 @profile_examples(1.0)
+@given(specs(), specs())
+def test_no_replay_folder_nests_inside_another(a: ReplaySpec, b: ReplaySpec) -> None:
+    """Two different replays' folders are never one inside the other: each is replaced
+    whole (rollmux.io.replace_folder), which would delete or refuse a nested replay."""
+    pa, pb = a.path(), b.path()
+    if pa != pb:
+        assert not pa.is_relative_to(pb) and not pb.is_relative_to(pa)
+    assert pa.parts[-2:] == (f"policy={a.policy}", f"seed={a.seed}")
+
+
+@profile_examples(1.0)
 @given(specs())
 def test_wildcard_template_matches_exactly_the_specs_folder(spec: ReplaySpec) -> None:
     """The generated template, with its constraints, matches spec.path() and its wildcards
@@ -93,18 +104,19 @@ def test_wildcard_template_matches_exactly_the_specs_folder(spec: ReplaySpec) ->
 
 
 def test_template_and_path_of_the_pipelines_replays() -> None:
-    """The template names the folders the pipeline always used (paths unchanged)."""
+    """The template names the pipeline's folders; every optional segment comes before
+    policy=, so no replay's folder nests inside another's (each is replaced whole)."""
     assert wildcard_template() == (
         "trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}{drift_reach}{lengths}"
-        "/policy={policy}/seed={seed}{fidelity}{phases}{migration}{migration_threshold}"
-        "{sync}{regroup}{failures}")
+        "{fidelity}{phases}{migration}{migration_threshold}{sync}{regroup}{failures}"
+        "/policy={policy}/seed={seed}")
     assert [s.key for s in SEGMENTS if not s.optional] == [
         "trace", "slo", "maxgroup", "drift", "policy", "seed"]
     spec = ReplaySpec(trace="traces/x.csv", policy="rollmux", max_group_size=4,
                       sim=SimConfig(drift="Mixed", drift_reach="cap", fidelity="analytic",
                                     stochastic=False))
     assert spec.path() == Path("trace=x/slo=trace/maxgroup=4/drift=Mixed/drift_reach=cap/"
-                               "policy=rollmux/seed=0/fidelity=analytic/phases=expected")
+                               "fidelity=analytic/phases=expected/policy=rollmux/seed=0")
 
 
 def test_from_keys_refuses_what_no_spec_writes() -> None:
@@ -132,7 +144,7 @@ def test_migration_threshold_is_part_of_the_identity(tmp_path: Path) -> None:
     low = ReplaySpec(trace=str(TINY), policy="rollmux", seed=1,
                      sim=SimConfig(migration_threshold=0.3, record_phases=False))
     default = dataclasses.replace(low, sim=SimConfig(record_phases=False))
-    assert low.path().name == "migration_threshold=0.3"
+    assert "migration_threshold=0.3" in low.path().parts
     a, b = run_replay(low), run_replay(default)
     assert a.config["migration_threshold"] == 0.3 and b.config["migration_threshold"] is None
     assert not a.jobs["finish_s"].equals(b.jobs["finish_s"])

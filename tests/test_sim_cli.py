@@ -99,7 +99,7 @@ def test_default_output_folder_and_analytic_fidelity(tmp_path: Path,
     assert main(["simulate", "--trace", str(trace), "--policy", "solo-d", "--seed", "3",
                  "--fidelity", "analytic", "--quiet"]) == 0
     out = Path("results/simulate/trace=small/slo=trace/maxgroup=default/drift=none/"
-               "policy=solo-d/seed=3/fidelity=analytic")
+               "fidelity=analytic/policy=solo-d/seed=3")
     assert out == DEFAULT_ROOT / spec_from_args(argparse.Namespace(
         trace=trace, policy="solo-d", seed=3, slo="trace", max_group_size=None,
         drift="none", drift_reach="profile", failures=None, hardware=None,

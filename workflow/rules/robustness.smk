@@ -11,7 +11,7 @@
 # results/sim/traces/robustness-failure.csv, one job killed and resubmitted (the kill list
 # results/sim/failures/robustness-failure.csv), replayed by the same replay rule with the
 # per-phase table into the spec's folder (a failures= segment)
-# results/sim/trace=robustness-failure/slo=trace/maxgroup=default/drift=none/policy=rollmux/seed=<seed>/failures=robustness-failure/.
+# results/sim/trace=robustness-failure/slo=trace/maxgroup=default/drift=none/failures=robustness-failure/policy=rollmux/seed=<seed>/.
 # Tables and metrics: rollmux.experiments.robustness; definitions: docs/metrics.md,
 # "Robustness". The compared policies and the reference: config robustness.policies,
 # robustness.reference.

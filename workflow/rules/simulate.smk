@@ -8,7 +8,8 @@
 # (ReplaySpec.from_keys, the inverse of spec.path()) and runs it (rollmux.sim.run_replay)
 # into
 #   results/sim/trace={trace}/slo={slo}/maxgroup={maxgroup}/drift={drift}/policy={policy}/seed={seed}/
-# followed by the spec's optional segments (fidelity=, phases=, failures=, ...): the
+# with the spec's optional segments (fidelity=, phases=, failures=, ...) between drift=
+# and policy=, so no replay's folder nests inside another's (each is replaced whole): the
 # spec's own key=value folder (spec.path()); slo=trace keeps the trace's SLOs, drift=none
 # is no drift. A trace name `<name>-first<N>` is the window of the first
 # N arrivals of traces/<name>.csv (written by sim_window; config sim.sensitivity.window).

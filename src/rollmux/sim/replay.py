@@ -13,14 +13,16 @@ caller gets the same files and the same ``config.json`` as the command line.
 
     trace=<stem>/slo=<slo>/maxgroup=<n>/drift=<setting>/policy=<name>/seed=<s>
 
-followed, only when they differ from the defaults, by ``fidelity=analytic``,
-``phases=expected`` (expected instead of sampled phase times), ``migration=off``,
-``migration_threshold=<q>``, ``sync=flat``, ``regroup=<h>h`` and ``failures=<stem>``
-(a kill list: the failure replay is a replay like any other); ``drift_reach=cap`` (drift
-truncated at the maximum length of admission) and ``lengths=<folder>`` go right after
-the ``drift=`` segment. The segments are one table (:data:`SEGMENTS`): ``path()``, its
-inverse :meth:`ReplaySpec.from_keys` and the workflow's wildcard template and
-constraints (:func:`wildcard_template`, :func:`wildcard_constraints`) come from it.
+with, between ``drift=`` and ``policy=`` and only when they differ from the defaults,
+``drift_reach=cap`` (drift truncated at the maximum length of admission),
+``lengths=<folder>``, ``fidelity=analytic``, ``phases=expected`` (expected instead of
+sampled phase times), ``migration=off``, ``migration_threshold=<q>``, ``sync=flat``,
+``regroup=<h>h`` and ``failures=<stem>`` (a kill list: the failure replay is a replay
+like any other). Every replay's folder ends in ``policy=<name>/seed=<s>``, so none nests
+inside another's (a folder is replaced whole). The segments are one table
+(:data:`SEGMENTS`): ``path()``, its inverse :meth:`ReplaySpec.from_keys` and the
+workflow's wildcard template and constraints (:func:`wildcard_template`,
+:func:`wildcard_constraints`) come from it.
 The hardware is recorded in ``config.json`` but not in the path: one results tree is for
 one hardware. Collectors read a replay's keys from its ``config.json``
 (:func:`replay_keys`), never from the folder's name.
@@ -229,13 +231,12 @@ SEGMENTS: tuple[Segment, ...] = (
     Segment("slo", False, r"[^/]+"),
     Segment("maxgroup", False, rf"\d+|{_DEFAULT_GROUP}"),
     Segment("drift", False, r"[^/]+"),
-    # Beside the drift segment, not after seed=: a folder is replaced whole, so no
-    # replay's folder may nest inside another's (same for lengths=, before policy=).
+    # Every optional segment comes before policy=: a folder is replaced whole
+    # (rollmux.io.replace_folder), so no replay's folder may nest inside another's; the
+    # leaf of every replay is policy=<name>/seed=<s>.
     Segment("drift_reach", True, _choices([r.value for r in DriftReach],
                                           DriftReach.PROFILE.value)),
     Segment("lengths", True, r"[^/]+"),
-    Segment("policy", False, r"[^/]+"),
-    Segment("seed", False, r"\d+"),
     Segment("fidelity", True, _choices(FIDELITIES, "event")),
     Segment("phases", True, "expected"),
     Segment("migration", True, "off"),
@@ -243,6 +244,8 @@ SEGMENTS: tuple[Segment, ...] = (
     Segment("sync", True, _choices(SYNC_MODES, "topology")),
     Segment("regroup", True, r"[^/]+h"),
     Segment("failures", True, r"[^/]+"),
+    Segment("policy", False, r"[^/]+"),
+    Segment("seed", False, r"\d+"),
 )
 
 
