@@ -141,3 +141,39 @@ def test_line_progress_of_elapsed_time_names_the_limit() -> None:
     with LineProgress("bench optimum", 60, "s", every_s=3600) as bar:
         assert bar.line() == "rollmux: bench optimum: 0 s of at most 60 s"
 
+
+
+def test_an_interrupt_python_dropped_is_raised_again() -> None:
+    """A Ctrl-C whose KeyboardInterrupt is lost (Python drops one raised inside a
+    finaliser; here the command swallows it) still ends the command with 130, by the
+    re-raise every INTERRUPT_AGAIN_S, and the alarm is off again afterwards."""
+    import argparse
+    import os
+
+    from rollmux import cliutil
+
+    swallowed = []
+
+    def command(args: argparse.Namespace) -> int:
+        deadline = time.monotonic() + 10 * cliutil.INTERRUPT_AGAIN_S
+        while time.monotonic() < deadline:
+            try:
+                if not swallowed:
+                    os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.01)
+            except KeyboardInterrupt:
+                if swallowed:
+                    raise
+                swallowed.append(True)
+        return 0
+
+    def build() -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser()
+        parser.set_defaults(func=command)
+        return parser
+
+    start = time.monotonic()
+    assert cliutil.run(build, []) == 130
+    assert swallowed and time.monotonic() - start < 5 * cliutil.INTERRUPT_AGAIN_S
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

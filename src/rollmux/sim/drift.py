@@ -59,8 +59,13 @@ DRIFT_STRENGTHS: tuple[float, ...] = (0.5, 1.0, 1.5)
 """The paper's drift magnitudes (sec. 6.6): 0.5x, 1.0x and 1.5x."""
 
 DRIFT_STRENGTH_MAX = 100.0
-"""Largest drift strength accepted: lengths x101 by the end of training, far beyond the
-paper's 1.5x; a larger one is a typo, and its scaled lengths overflow (1e308)."""
+"""Largest drift strength a template *name* may give (``--drift increasing-100``, config):
+lengths x101 by the end of training, far beyond the paper's 1.5x; a larger one is a typo,
+and its scaled lengths overflow (1e308)."""
+
+DRIFT_STRENGTH_LIMIT = 1e6
+"""Largest strength a :class:`DriftTemplate` built in code accepts (tests saturate every
+draw at the cap with 2e4); beyond it the scaled lengths lose all precision."""
 
 
 class DriftDirection(StrEnum):
@@ -113,9 +118,9 @@ class DriftTemplate:
         s = self.strength
         if isinstance(s, bool) or not isinstance(s, Real) or not math.isfinite(s) or s < 0:
             raise ValueError(f"strength must be a finite number >= 0, got {s!r}")
-        if s > DRIFT_STRENGTH_MAX:
+        if s > DRIFT_STRENGTH_LIMIT:
             raise ValueError(f"strength {s:g} is out of range: must be <= "
-                             f"{DRIFT_STRENGTH_MAX:g}")
+                             f"{DRIFT_STRENGTH_LIMIT:g}")
         if direction is DriftDirection.NONE and s != 0:
             raise ValueError(f"strength must be 0 for direction 'none', got {s!r}")
         object.__setattr__(self, "strength", float(s))
