@@ -431,42 +431,27 @@ def report(exc: BaseException) -> ExitStatus:
     return ExitStatus.INTERNAL
 
 
-#: Seconds after a Ctrl-C at which the interrupt is raised again (and every as many
-#: seconds after) while the command has not returned: see :func:`_one_interrupt`.
-INTERRUPT_AGAIN_S = 2.0
-
-
 @contextmanager
 def _one_interrupt() -> Iterator[None]:
     """Let the first Ctrl-C raise KeyboardInterrupt and ignore further ones while the
     interrupted work cleans up (its temporary files), so no second traceback appears."""
 
-    def again(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
     def interrupt(signum: int, frame: object) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        # Python prints and drops an exception raised inside a finaliser (__del__, a
-        # weakref callback): if the handler ran there, the work would go on with Ctrl-C
-        # ignored. So the interrupt is raised again every INTERRUPT_AGAIN_S until the
-        # command has returned.
-        with suppress(ValueError, OSError, AttributeError):
-            signal.signal(signal.SIGALRM, again)
-            signal.setitimer(signal.ITIMER_REAL, INTERRUPT_AGAIN_S, INTERRUPT_AGAIN_S)
         raise KeyboardInterrupt
 
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # Started with Ctrl-C ignored (a background job of a script): it stays ignored.
+        yield
+        return
     try:
         previous = signal.signal(signal.SIGINT, interrupt)
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
-    previous_alarm = signal.getsignal(signal.SIGALRM) if hasattr(signal, "SIGALRM") else None
     try:
         yield
     finally:
-        if previous_alarm is not None:
-            signal.setitimer(signal.ITIMER_REAL, 0.0)
-            signal.signal(signal.SIGALRM, previous_alarm)
         signal.signal(signal.SIGINT, previous)
 
 
