@@ -491,9 +491,12 @@ def test_ctrl_c_during_simulate_exits_130_quietly(tmp_path: Path) -> None:
     trace = tmp_path / "trace.csv"
     trace.write_bytes((REPO / "traces" / "production-default.csv").read_bytes())
     out = tmp_path / "out"
+    # SIGINT at its default in the child, whatever this process has (a background job's
+    # children inherit it ignored, and rollmux then leaves it ignored).
     proc = subprocess.Popen([*ROLLMUX, "simulate", "--trace", str(trace), "--policy", "rollmux",
                              "--out", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     started = False
     while not started and time.monotonic() < deadline and proc.poll() is None:
