@@ -94,7 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Seeded random small groups per family, round-robin against the "
                     "exhaustive optimum; prints the summary unless --out is given.")
     boundary.add_argument("--instances", type=integer(1, COUNT_MAX), default=100,
-                          help="random instances per family (default 100, about 10 s)")
+                          help="random instances per family (default 100, about 20 s)")
     add_seed(boundary)
     boundary.add_argument("--out", type=output_file, default=None,
                           help="summary CSV to write (default: print it on stdout)")
