@@ -30,7 +30,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rollmux.experiments.metrics import METRIC_COLUMNS, companion_error, split_reading
+from rollmux.experiments.metrics import (
+    METRIC_COLUMNS,
+    companion_error,
+    read_checked_table,
+    split_reading,
+)
 
 __all__ = [
     "INSIDE",
@@ -237,18 +242,8 @@ def read_seed_metrics(paths: Sequence[str | Path], units: Mapping[str, str]
     records: list[dict[str, Any]] = []
     owner: dict[str, str] = {}
     for path in paths:
-        try:
-            table = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except FileNotFoundError:
-            problems.append(f"{path}: no such file")
-            continue
-        except (OSError, UnicodeDecodeError, pd.errors.ParserError,
-                pd.errors.EmptyDataError) as exc:
-            problems.append(f"{path}: not a readable CSV file ({exc})")
-            continue
-        if tuple(table.columns) != SEED_METRIC_COLUMNS:
-            problems.append(f"{path}:1: header {','.join(table.columns)} must be exactly "
-                            f"{','.join(SEED_METRIC_COLUMNS)}")
+        table = read_checked_table(path, SEED_METRIC_COLUMNS, problems)
+        if table is None:
             continue
         seen: set[tuple[str, int]] = set()
         for i, rec in enumerate(table.to_dict("records")):

@@ -12,8 +12,9 @@ checks it against the ledger, so a metric cannot change unit or stage silently.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -32,6 +33,7 @@ __all__ = [
     "metric_row",
     "metric_unit",
     "metrics_frame",
+    "read_checked_table",
     "split_reading",
     "stage_metrics",
     "with_reading",
@@ -273,3 +275,24 @@ def metric_row(metric: str, source: str, note: str, value: float | None = None,
         return "" if x is None or not math.isfinite(x) else float(f"{x:.6g}")
     return {"metric": metric, "value": fmt(value), "low": fmt(low), "high": fmt(high),
             "unit": metric_unit(metric), "source": source, "note": note}
+
+
+def read_checked_table(path: str | Path, columns: Sequence[str],
+                       problems: list[str]) -> pd.DataFrame | None:
+    """``path`` as a table of strings whose header is exactly ``columns``; None (with one
+    located line appended to ``problems``) when it is missing, unreadable or has another
+    header."""
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        problems.append(f"{path}: no such file")
+        return None
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError,
+            pd.errors.EmptyDataError) as exc:
+        problems.append(f"{path}: not a readable CSV file ({exc})")
+        return None
+    if tuple(table.columns) != tuple(columns):
+        problems.append(f"{path}:1: header {','.join(table.columns)} must be exactly "
+                        f"{','.join(columns)}")
+        return None
+    return table

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rollmux.experiments.metrics import read_checked_table
+
 __all__ = [
     "GAP_METRIC_COLUMNS",
     "GAP_NOTE",
@@ -103,18 +105,8 @@ def read_gap_metrics(paths: Sequence[str | Path], metrics: Iterable[str]) -> pd.
     records: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     for path in paths:
-        try:
-            table = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except FileNotFoundError:
-            problems.append(f"{path}: no such file")
-            continue
-        except (OSError, UnicodeDecodeError, pd.errors.ParserError,
-                pd.errors.EmptyDataError) as exc:
-            problems.append(f"{path}: not a readable CSV file ({exc})")
-            continue
-        if tuple(table.columns) != GAP_METRIC_COLUMNS:
-            problems.append(f"{path}:1: header {','.join(table.columns)} must be exactly "
-                            f"{','.join(GAP_METRIC_COLUMNS)}")
+        table = read_checked_table(path, GAP_METRIC_COLUMNS, problems)
+        if table is None:
             continue
         for i, rec in enumerate(table.to_dict("records")):
             where = f"{path}:{i + 2}: row {i + 1}, column"
