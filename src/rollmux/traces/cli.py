@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from rollmux.traces import generate
 
 GENERATORS = ("production", "simulation", "microbench")
+#: Table 6 profile of `trace generate simulation` and `trace adapt` without --profile.
+PROFILE_DEFAULT = "mixed"
 #: Arrival horizon per adapter when --horizon-h is absent: two weeks (§6.4), 580 h (§6.5).
 HORIZON_DEFAULT_H = {"alibaba": 336.0, "philly": 580.0}
 #: Longest arrival horizon or job duration accepted by the adapters: a year.
@@ -113,6 +115,9 @@ def _generated(args: argparse.Namespace) -> tuple[generate.Generated, Any]:
     if args.kind == "microbench" and (args.jobs is not None or args.rate_scale != 1):
         raise UsageError("--jobs and --rate-scale apply to production and simulation "
                          "traces (microbench has one job per type)")
+    if args.kind != "simulation" and args.profile is not None:
+        raise UsageError(f"--profile applies to simulation traces and `trace adapt` only "
+                         f"(a {args.kind} trace has the paper's own job mix)")
     hw = _hardware(args)
     workloads = generate.load_workloads(args.workloads)
     if args.kind == "production":
@@ -121,7 +126,7 @@ def _generated(args: argparse.Namespace) -> tuple[generate.Generated, Any]:
     elif args.kind == "simulation":
         result = generate.generate_simulation(
             args.seed,
-            args.profile,
+            args.profile or PROFILE_DEFAULT,
             hw,
             workloads,
             runtimes_source=args.runtimes,
@@ -168,7 +173,7 @@ def _adapted(args: argparse.Namespace, hw: Any, match: tuple[float, float] | Non
             seed=args.seed,
             horizon_h=horizon_h,
             mean_duration_h=args.mean_duration_h,
-            profile=args.profile,
+            profile=args.profile or PROFILE_DEFAULT,
             keep=adapters.AlibabaFilter(min_gpus=args.min_gpus),
             hw=hw,
             workloads=workloads,
@@ -180,7 +185,7 @@ def _adapted(args: argparse.Namespace, hw: Any, match: tuple[float, float] | Non
             jobs=args.jobs,
             horizon_h=horizon_h,
             match=match,
-            profile=args.profile,
+            profile=args.profile or PROFILE_DEFAULT,
             hw=hw,
             workloads=workloads,
         )
@@ -267,8 +272,9 @@ def _generation_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile",
-        default="mixed",
-        help="Table 6 profile: mixed, balanced, rollout-heavy, train-heavy, or e.g. RH-M",
+        default=None,
+        help=f"Table 6 profile: mixed, balanced, rollout-heavy, train-heavy, or e.g. RH-M "
+             f"(default {PROFILE_DEFAULT}; simulation traces and adapt only)",
     )
 
 
