@@ -519,10 +519,15 @@ def group_job_of(
     resolved: ResolvedJob,
     rollout_nodes: NodeId | Sequence[NodeId],
     train_nodes: NodeId | Sequence[NodeId],
+    *,
+    worst_case: bool = False,
 ) -> GroupJob:
-    """A resolved job pinned to the given nodes, as a member of a group."""
+    """A resolved job pinned to the given nodes, as a member of a group.
+
+    ``worst_case``: at its worst-case (max-token) phase durations, as admission checks.
+    """
     return GroupJob(
-        phases=resolved.phases,
+        phases=resolved.admission_phases(worst_case),
         rollout_nodes=rollout_nodes,  # type: ignore[arg-type]
         train_nodes=train_nodes,  # type: ignore[arg-type]
         slo=resolved.slo,

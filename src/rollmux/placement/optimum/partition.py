@@ -20,12 +20,12 @@ import numpy as np
 
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.model import ResolvedJob
 from rollmux.placement.optimum.certified import CertifyOptions, certified_partition
 from rollmux.placement.optimum.periods import PeriodCache
 from rollmux.placement.optimum.plans import (
     Context,
     GroupPlan,
-    JobData,
     Orders,
     Partition,
     Space,
@@ -34,7 +34,7 @@ from rollmux.placement.optimum.plans import (
     check_space,
     check_time_limit,
     context,
-    job_data,
+    resolved_jobs,
     solo_plan,
 )
 from rollmux.placement.optimum.search import (
@@ -130,7 +130,7 @@ class ColumnCache:
         self._next_uid = 0
         self._sets: dict[frozenset[int], _SetEntry] = {}
         self._by_job: dict[int, list[frozenset[int]]] = {}
-        self.job_data: dict[RLJob, JobData] = {}
+        self.job_data: dict[RLJob, ResolvedJob] = {}  # each job resolved (resolved_jobs)
         self.periods = PeriodCache()
         self._milp: dict[Any, MilpAnswer] = {}
         # What the certified method proved about job sets (a lower bound, the plan once
@@ -292,7 +292,7 @@ def optimal_partition(
     certify = CertifyOptions() if certify is None else certify
     if cache is not None:
         cache.configure(hw, orders, space)
-    data = job_data(jobs, ctx, None if cache is None else cache.job_data)
+    data = resolved_jobs(jobs, ctx, None if cache is None else cache.job_data)
     uids = [] if cache is None else cache.bind([d.job for d in data])
     n = len(data)
     adj = [0] * n
@@ -451,7 +451,7 @@ def optimal_partition(
 def _research(
     cache: ColumnCache | None,
     uids: Sequence[int],
-    members: Sequence[JobData],
+    members: Sequence[ResolvedJob],
     subset: tuple[int, ...],
     cost: float,
     ctx: Context,

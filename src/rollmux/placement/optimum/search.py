@@ -16,24 +16,27 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from rollmux.group import CoExecutionGroup
+from rollmux.group import CoExecutionGroup, group_job_of
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.model import ResolvedJob
 from rollmux.placement.optimum.layouts import LazyList, connected, layouts, pins, shared
 from rollmux.placement.optimum.periods import PeriodCache, orders
 from rollmux.placement.optimum.plans import (
     REL_TOL,
     Context,
     GroupPlan,
-    JobData,
     Orders,
     Space,
+    budget_s,
     check_max_cost,
     check_orders,
     check_space,
     context,
-    job_data,
+    resolved_jobs,
     solo_plan,
+    solo_s,
+    worst_train_s,
 )
 
 __all__ = [
@@ -112,7 +115,7 @@ class SearchState:
     (tried first on the next one).
     """
 
-    data: Sequence[JobData]
+    data: Sequence[ResolvedJob]
     ctx: Context
     max_cost: float
     prune: bool
@@ -142,19 +145,20 @@ class SearchState:
 # --------------------------------------------------------------------------- P1-P8
 
 
-def p1_cycle_bound_exceeds(data: Sequence[JobData], budget_s: float) -> bool:
+def p1_cycle_bound_exceeds(data: Sequence[ResolvedJob], budget: float) -> bool:
     """P1: in a connected group each job pays a warm switch, so M >= max_j (T_solo_j + w_j).
 
     The bound only grows with the set, so a set failing it has no feasible superset.
     """
-    return max(d.solo_s + d.warm_s for d in data) > budget_s
+    return max(solo_s(d) + d.times.warm_switch_s for d in data) > budget
 
 
-def compatible(a: JobData, b: JobData) -> bool:
+def compatible(a: ResolvedJob, b: ResolvedJob) -> bool:
     """Whether two jobs may ever share a group: same GPU types and P1 for the pair."""
-    if a.rollout_type != b.rollout_type or a.train_type != b.train_type:
+    if (a.job.rollout_gpu_type != b.job.rollout_gpu_type
+            or a.job.train_gpu_type != b.job.train_gpu_type):
         return False
-    return not p1_cycle_bound_exceeds((a, b), min(a.budget_s, b.budget_s))
+    return not p1_cycle_bound_exceeds((a, b), min(budget_s(a), budget_s(b)))
 
 
 def p2_node_masks(state: SearchState) -> None:
@@ -169,10 +173,10 @@ def p2_node_masks(state: SearchState) -> None:
     # Per-job values as plain lists: this loop runs over 2^n masks of every searched set.
     roll_mem = [d.rollout_mem_gb for d in data]
     train_mem = [d.train_mem_gb for d in data]
-    roll_alone = [d.rollout_s for d in data]
-    train_alone = [d.train_s for d in data]
-    roll_shared = [d.rollout_s + d.warm_s for d in data]
-    train_shared = [d.train_s + d.warm_s for d in data]
+    roll_alone = [d.times.rollout_max_s for d in data]
+    train_alone = [worst_train_s(d) for d in data]
+    roll_shared = [d.times.rollout_max_s + d.times.warm_switch_s for d in data]
+    train_shared = [worst_train_s(d) + d.times.warm_switch_s for d in data]
     size = 1 << len(data)
     mem_r, mem_t = [0.0] * size, [0.0] * size
     shared_r, shared_t = [0.0] * size, [0.0] * size
@@ -206,13 +210,14 @@ def p2_side_load(
     sharing = shared(layout)
     if rollout:
         durations = [
-            d.rollout_s + (d.warm_s if sharing >> k & 1 else 0.0)
+            d.times.rollout_max_s + (d.times.warm_switch_s if sharing >> k & 1 else 0.0)
             for k, d in enumerate(state.data)
         ]
         mask_load = state.load_r
     else:
         durations = [
-            d.train_s + (d.warm_s if sharing >> k & 1 else 0.0) for k, d in enumerate(state.data)
+            worst_train_s(d) + (d.times.warm_switch_s if sharing >> k & 1 else 0.0)
+            for k, d in enumerate(state.data)
         ]
         mask_load = state.load_t
     load = max(mask_load[m] if m & (m - 1) else durations[m.bit_length() - 1] for m in layout)
@@ -240,8 +245,8 @@ def p3_node_count_pairs(state: SearchState) -> list[tuple[float, int, int]]:
         hi_t = max(need_t)  # Algorithm 1 never adds training nodes to a group
     lo_r, lo_t = max(need_r), max(need_t)
     if state.prune:
-        work_r = sum(k * d.rollout_s for k, d in zip(need_r, data, strict=True))
-        work_t = sum(k * d.train_s for k, d in zip(need_t, data, strict=True))
+        work_r = sum(k * d.times.rollout_max_s for k, d in zip(need_r, data, strict=True))
+        work_t = sum(k * worst_train_s(d) for k, d in zip(need_t, data, strict=True))
         lo_r = max(lo_r, math.ceil(work_r / state.budget_s - REL_TOL))
         lo_t = max(lo_t, math.ceil(work_t / state.budget_s - REL_TOL))
     return sorted(
@@ -300,7 +305,7 @@ def p7_order_may_fit(
 
 
 def search_state(
-    data: Sequence[JobData],
+    data: Sequence[ResolvedJob],
     ctx: Context,
     max_cost: float,
     prune: bool,
@@ -315,10 +320,11 @@ def search_state(
 
     None: mixed GPU types, P1, or the P8 floor already at the P5 cap.
     """
-    first = data[0]
-    if any(d.rollout_type != first.rollout_type or d.train_type != first.train_type for d in data):
+    first = data[0].job
+    if any(d.job.rollout_gpu_type != first.rollout_gpu_type
+           or d.job.train_gpu_type != first.train_gpu_type for d in data):
         return None  # jobs of different GPU types cannot share a node
-    budget = min(d.budget_s for d in data)
+    budget = min(budget_s(d) for d in data)
     if prune and p1_cycle_bound_exceeds(data, budget):
         return None
     if p5_split_cap_reached(cost_floor, max_cost):
@@ -333,10 +339,10 @@ def search_state(
         periods=PeriodCache() if periods is None else periods,
         deadline=deadline,
         budget_s=budget,
-        price_r=ctx.node_price(first.rollout_type),
-        price_t=ctx.node_price(first.train_type),
-        need_r=tuple(d.n_rollout_nodes for d in data),
-        need_t=tuple(d.n_train_nodes for d in data),
+        price_r=ctx.node_price(first.rollout_gpu_type),
+        price_t=ctx.node_price(first.train_gpu_type),
+        need_r=tuple(d.rollout_nodes for d in data),
+        need_t=tuple(d.train_nodes for d in data),
         cost_floor=cost_floor,
         effort=effort,
     )
@@ -418,7 +424,7 @@ def try_pinning(
         else:
             return None
     plan = GroupPlan(
-        job_ids=tuple(d.job.job_id for d in state.data),
+        job_ids=tuple(d.job_id for d in state.data),
         rollout_nodes=len(lay_r),
         train_nodes=len(lay_t),
         rollout_pinning=pins(lay_r, n),
@@ -430,11 +436,11 @@ def try_pinning(
     return verified(plan, state.data, state.ctx)
 
 
-def verified(plan: GroupPlan, data: Sequence[JobData], ctx: Context) -> GroupPlan | None:
+def verified(plan: GroupPlan, data: Sequence[ResolvedJob], ctx: Context) -> GroupPlan | None:
     """Re-check a plan with the group model itself; the plan with its exact meta-iteration."""
-    by_id = {d.job.job_id: d for d in data}
+    by_id = {d.job_id: d for d in data}
     members = tuple(
-        replace(by_id[job_id].group_job, rollout_nodes=r, train_nodes=t)
+        group_job_of(by_id[job_id], r, t, worst_case=True)
         for job_id, r, t in zip(plan.job_ids, plan.rollout_pinning, plan.train_pinning, strict=True)
     )
     first = data[0].job
@@ -457,7 +463,7 @@ def verified(plan: GroupPlan, data: Sequence[JobData], ctx: Context) -> GroupPla
 
 
 def min_cost(
-    data: Sequence[JobData],
+    data: Sequence[ResolvedJob],
     ctx: Context,
     max_cost: float = math.inf,
     prune: bool = True,
@@ -504,7 +510,7 @@ def min_cost_group(
     ValueError naming it.
     """
     ctx = context(hw)
-    data = job_data(jobs, ctx)
+    data = resolved_jobs(jobs, ctx)
     return min_cost(
         data,
         ctx,
