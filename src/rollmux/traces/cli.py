@@ -78,13 +78,22 @@ def _write_validated(result: generate.Generated, out: Path, hw: Any) -> None:
     atomic_write(out, write)
 
 
-def _report(result: generate.Generated, out: Path) -> None:
-    """Print achieved statistics beside the targets and where the trace went."""
+def _report(result: generate.Generated, out: Path, fmt: str = "table") -> None:
+    """Print achieved statistics beside the targets and where the trace went.
+
+    ``table``: aligned lines and the ``wrote`` line on stdout; ``csv``/``json``: the
+    statistics table alone on stdout (for programs) and the ``wrote`` line on stderr.
+    """
     from rollmux.traces import generate
 
-    for line in generate.statistics_lines(result):
-        print(printable(line))
-    print(f"wrote {printable(out)} ({len(result.jobs)} jobs)")
+    wrote = f"wrote {printable(out)} ({len(result.jobs)} jobs)"
+    if fmt == "table":
+        for line in generate.statistics_lines(result):
+            print(printable(line))
+        print(wrote)
+        return
+    print_table(generate.statistics_table(result), fmt)
+    print(f"rollmux: {wrote}", file=sys.stderr)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -104,7 +113,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     with elapsed_bar(f"trace generate {args.kind}", quiet=args.quiet):
         result, hw = _generated(args)
         _write_validated(result, args.out, hw)
-    _report(result, args.out)
+    _report(result, args.out, args.format)
     return ExitStatus.OK
 
 
@@ -156,7 +165,7 @@ def cmd_adapt(args: argparse.Namespace) -> int:
         hw = _hardware(args)
         result = _adapted(args, hw, match)
         _write_validated(result, args.out, hw)
-    _report(result, args.out)
+    _report(result, args.out, args.format)
     return ExitStatus.OK
 
 
@@ -276,6 +285,7 @@ def _generation_options(parser: argparse.ArgumentParser) -> None:
         help=f"Table 6 profile: mixed, balanced, rollout-heavy, train-heavy, or e.g. RH-M "
              f"(default {PROFILE_DEFAULT}; simulation traces and adapt only)",
     )
+    add_format(parser, "the statistics table (csv and json: the 'wrote' line goes to stderr)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
