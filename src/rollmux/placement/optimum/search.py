@@ -44,6 +44,7 @@ __all__ = [
     "Effort",
     "EffortError",
     "SearchState",
+    "carried_least_cost",
     "compatible",
     "min_cost",
     "min_cost_group",
@@ -348,6 +349,87 @@ def search_state(
     )
     p2_node_masks(state)
     return state
+
+
+# Relative margin by which a carried plan must meet its budget (far above the 1e-9 of the
+# checks, so the search's own check of that pinning and the group model's agree).
+CARRY_MARGIN = 1e-6
+
+
+def carried_least_cost(
+    data: Sequence[ResolvedJob],
+    ctx: Context,
+    plan: GroupPlan,
+    max_cost: float,
+    full_space: bool,
+    periods: PeriodCache,
+    cost_floor: float = 0.0,
+) -> float | None:
+    """The least cost of ``data``'s set proven from an earlier plan of the same jobs, or None.
+
+    ``plan`` is any plan of these job ids (e.g. found an hour earlier, before their
+    profiles drifted). It is checked again under the current data with the search's own
+    criteria: each node's job set allowed by P2 (memory and load), P2's lower bound and
+    its order's period within $B_S$ (with :data:`CARRY_MARGIN`). If it passes and
+    costs as much as the first node-count pair :func:`search_group` would visit (P3 pairs
+    in increasing cost, that pair below the P5 cap ``max_cost`` and not below the P8
+    floor ``cost_floor``), that search returns a plan of exactly this cost: no plan costs
+    less than that pair, and one of that cost is feasible. None when it does not pass
+    (then search). Its plan may be another of that cost: re-search a chosen column.
+    Orders ``"all"`` only (the carried order need not be the index order).
+    """
+    n = len(data)
+    if n < 2 or len(plan.job_ids) != n:
+        return None
+    pos = {d.job_id: k for k, d in enumerate(data)}
+    if len(pos) != n or any(job_id not in pos for job_id in plan.job_ids):
+        return None
+    state = search_state(data, ctx, max_cost, True, True, full_space, periods,
+                         cost_floor=cost_floor)
+    if state is None:
+        return None
+    pairs = p3_node_count_pairs(state)
+    first = math.nan
+    for cost, _, _ in pairs:
+        if p5_split_cap_reached(cost, max_cost):
+            return None  # the search returns None at once: nothing to carry
+        if not p8_below_subset_floor(cost, cost_floor):
+            first = cost
+            break
+    pair = (plan.rollout_nodes * state.price_r + plan.train_nodes * state.price_t,
+            plan.train_nodes, plan.rollout_nodes)
+    if pair[0] != first or pair not in pairs:
+        return None
+
+    def layout(nodes: int, pinning: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+        masks = [0] * nodes
+        for job_id, on in zip(plan.job_ids, pinning, strict=True):
+            for node in on:
+                masks[node] |= 1 << pos[job_id]
+        return tuple(sorted(masks))
+
+    lay_r = layout(plan.rollout_nodes, plan.rollout_pinning)
+    lay_t = layout(plan.train_nodes, plan.train_pinning)
+    need_r = [sum(mask >> k & 1 for mask in lay_r) for k in range(n)]
+    need_t = [sum(mask >> k & 1 for mask in lay_t) for k in range(n)]
+    if tuple(need_r) != state.need_r or tuple(need_t) != state.need_t:
+        return None  # the jobs' node needs changed
+    allowed_r, allowed_t = set(state.masks_r), set(state.masks_t)
+    if any(m not in allowed_r for m in lay_r) or any(m not in allowed_t for m in lay_t):
+        return None
+    if not connected(n, lay_r, lay_t):
+        return None
+    budget = state.budget_s * (1.0 - CARRY_MARGIN)
+    roll, load_r = p2_side_load(state, lay_r, rollout=True)
+    train, load_t = p2_side_load(state, lay_t, rollout=False)
+    if p2_pinning_lower_bound(roll, train, load_r, load_t) > budget:
+        return None
+    order = tuple(pos[plan.job_ids[k]] for k in plan.order)
+    # The decision "period <= budget" (rule P7's Bellman-Ford test, exact up to 1e-9,
+    # far inside the margin) costs a fraction of the period itself.
+    if not periods.at_most(roll, train, lay_r, lay_t, order, budget):
+        return None
+    return first
 
 
 def search_group(state: SearchState) -> GroupPlan | None:
