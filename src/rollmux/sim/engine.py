@@ -239,7 +239,6 @@ class _JobState:
     """The driver's bookkeeping of one trace job."""
 
     job: RLJob
-    solo_iteration_s: float = math.nan
     planned_slowdown: float = math.nan
     status: str = "pending"
     strategy: str = ""
