@@ -37,6 +37,10 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 # the resumed run ends with the bytes of an uninterrupted one (tests/test_workflow.py).
 RESUME := --rerun-incomplete
 
+# The pipeline too caches bytecode where PYTHONDONTWRITEBYTECODE is set: each of its ~350
+# jobs is a fresh Python process, which otherwise compiles every rollmux module it imports
+# again (about 0.2 s of CPU per replay, benchmarks/RESULTS-startup.md).
+reproduce: export PYTHONDONTWRITEBYTECODE :=
 reproduce: $(VENV)/.installed  ## run the pipeline (CONFIG=config/paper.yaml for paper scale), then the HTML report
 	$(BIN)/python scripts/unlock_stale.py --configfile $(CONFIG)
 	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) $(RESUME)

@@ -9,7 +9,7 @@ applying them (rollmux.experiments.placement_bench.bench_placement). Target: med
         [--seed 0] [--decisions 50] [--policy rollmux] [--json out.json]
     .venv/bin/python benchmarks/bench_placement.py --compare 200 [--seed 0]
     .venv/bin/python benchmarks/bench_placement.py --sizes 1000 2000 5000 10000 20000 \
-        --reference /tmp/main-checkout
+        --reference /tmp/main-checkout [--rounds 3]
 
 ``--compare N`` instead admits one N-job mix with every online policy and prints hourly
 cost, worst-case SLO attainment and admission mix
@@ -21,7 +21,10 @@ one run, each in a fresh process; it prints the median and p99 decision latency 
 and CPU) of each and their ratios, and checks that all built the same cluster (groups,
 nodes, cost, admission mix). The latencies of this comparison are taken by the same
 wrapper around the policy's ``place`` in every process (older checkouts' benchmark
-reports no p99), over the ``--decisions`` timed decisions.
+reports no p99), over the ``--decisions`` timed decisions. ``--rounds R`` (default 1)
+times every code R times per size, in turn and in reversed order every other round (so
+load drifting during the run favours no code); each cell is then the median over the
+rounds, and the ratios are of those medians.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -50,6 +54,9 @@ def main() -> None:
     parser.add_argument("--compare", type=int, default=None, help="compare policies on N jobs")
     parser.add_argument("--reference", default=None, nargs="+",
                         help="checkouts whose src/ are timed side by side with this one")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="with --reference: time every code this many times per size, "
+                             "alternating the order; report the medians")
     args = parser.parse_args()
     if args.compare is not None:
         _compare(args.compare, args.seed, args.json)
@@ -129,8 +136,19 @@ def _run_child(src: Path, jobs: int, seed: int, decisions: int, policy: str) -> 
     return row
 
 
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first run with every timing replaced by its median over ``runs``."""
+    out = dict(runs[0])
+    for key in ("timed_median_wall_ms", "timed_median_cpu_ms", "timed_p99_wall_ms",
+                "timed_p99_cpu_ms", "cpu_s"):
+        out[key] = statistics.median(run[key] for run in runs)
+    return out
+
+
 def _against_reference(args: argparse.Namespace) -> None:
     """Time each size with every reference checkout, then with this one; print ratios."""
+    if args.rounds < 1:
+        raise SystemExit(f"--rounds {args.rounds}: expected an integer >= 1")
     references = [Path(r).resolve() / "src" for r in args.reference]
     here = Path(__file__).resolve().parents[1] / "src"
     for reference in references:
@@ -139,24 +157,30 @@ def _against_reference(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; policy {args.policy}, seed {args.seed}, "
-          f"{args.decisions} timed decisions per size; load average at start "
+          f"{args.decisions} timed decisions per size, {args.rounds} round(s) per code "
+          f"(medians); load average at start "
           f"{os.getloadavg()[0]:.1f}; references {', '.join(map(str, references))}")
     print()
     print("| jobs | code | groups | median (ms) | median CPU (ms) | p99 (ms) | p99 CPU (ms) | "
           "build CPU (s) | ref / new: median CPU | p99 CPU |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
+    codes = [(str(ref.parent), ref) for ref in references] + [("this checkout", here)]
     for size in args.sizes:
-        runs = [(str(ref.parent), _run_child(ref, size, args.seed, args.decisions, args.policy))
-                for ref in references]
-        new = _run_child(here, size, args.seed, args.decisions, args.policy)
-        runs.append(("this checkout", new))
+        timed: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in codes}
+        for k in range(args.rounds):
+            for name, src in codes if k % 2 == 0 else codes[::-1]:
+                timed[name].append(_run_child(src, size, args.seed, args.decisions,
+                                              args.policy))
+        runs = [(name, _median_run(timed[name])) for name, _ in codes]
+        new = runs[-1][1]
         for name, run in runs[:-1]:
             for key in _SAME_CLUSTER:
                 if run[key] != new[key]:
                     raise SystemExit(f"{size} jobs: {key} differs ({name}): {run[key]!r} vs "
                                      f"{new[key]!r}")
-        rows.append({"jobs": size, "runs": [{"code": name, **run} for name, run in runs]})
+        rows.append({"jobs": size, "runs": [{"code": name, **run, "rounds": timed[name]}
+                                            for name, run in runs]})
         for name, run in runs:
             ratio = (f"{run['timed_median_cpu_ms'] / new['timed_median_cpu_ms']:.2f} | "
                      f"{run['timed_p99_cpu_ms'] / new['timed_p99_cpu_ms']:.2f}")

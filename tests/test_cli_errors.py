@@ -480,6 +480,22 @@ def test_python_m_theorem1_bad_instances_is_one_line() -> None:
     assert_one_error(result.stderr, "argument --instances: -5 is out of range")
 
 
+def _repeated_trace(path: Path, copies: int) -> str:
+    """The trace at ``path`` repeated ``copies`` times, each copy after the last arrival."""
+    lines = path.read_text().splitlines()
+    header_at = next(i for i, line in enumerate(lines) if line.startswith("job_id,"))
+    frame = pd.read_csv(path, comment="#")
+    span = float(frame["arrival_s"].max()) + 1.0
+    parts = []
+    for k in range(copies):
+        copy = frame.copy()
+        copy["job_id"] = copy["job_id"].astype(str) + f"-c{k}"
+        copy["arrival_s"] = copy["arrival_s"] + k * span
+        parts.append(copy)
+    body = pd.concat(parts).to_csv(index=False, lineterminator="\n")
+    return "\n".join(lines[:header_at]) + "\n" + body
+
+
 @pytest.mark.subprocess
 def test_ctrl_c_during_simulate_exits_130_quietly(tmp_path: Path) -> None:
     """SIGINT while `simulate` works: status 130, nothing on stderr, nothing left behind.
@@ -489,7 +505,10 @@ def test_ctrl_c_during_simulate_exits_130_quietly(tmp_path: Path) -> None:
     trace, which this test used to block on, is now refused when the options are read).
     """
     trace = tmp_path / "trace.csv"
-    trace.write_bytes((REPO / "traces" / "production-default.csv").read_bytes())
+    # Six copies of the production trace one after another (a replay of 10-20 s), so the
+    # signal lands inside the work even when this process is starved for seconds on a
+    # loaded machine (with one copy it could land after the replay ended: status -2).
+    trace.write_text(_repeated_trace(REPO / "traces" / "production-default.csv", 6))
     out = tmp_path / "out"
     # SIGINT at its default in the child, whatever this process has (a background job's
     # children inherit it ignored, and rollmux then leaves it ignored).

@@ -28,6 +28,8 @@ RUNS: dict[tuple[str, ...], tuple[list[str], str]] = {
     ("theorem1-worst-case",): (["--families", "b_shared_train", "--sizes", "2",
                                 "--max-duration", "3", "--quiet"], "table"),
     ("trace", "stats"): ([TRACE, "--kind", "production"], "table"),
+    # {tmp}: the test's temporary folder (generate writes its trace there).
+    ("trace", "generate"): (["microbench", "--out", "{tmp}/micro.csv", "--quiet"], "table"),
     ("calibration",): (["--quiet"], "table"),
 }
 
@@ -49,32 +51,35 @@ def commands_with_format() -> set[tuple[str, ...]]:
 
 def test_every_table_command_takes_format() -> None:
     """The commands that print tables or results have --format; RUNS covers each of them
-    (`trace lengths` needs a PolyTrace folder: tests/test_polytrace.py)."""
-    assert commands_with_format() == {*RUNS, ("trace", "lengths")}
+    (`trace lengths` needs a PolyTrace folder: tests/test_polytrace.py; `trace adapt`
+    prints what `trace generate` does, through the same code; `simulate`: below)."""
+    assert commands_with_format() == {*RUNS, ("trace", "lengths"), ("trace", "adapt"),
+                                      ("simulate",)}
 
 
 def printed(command: tuple[str, ...], fmt: str | None,
-            capsys: pytest.CaptureFixture[str]) -> str:
+            capsys: pytest.CaptureFixture[str], tmp: Path) -> str:
     """What ``rollmux COMMAND ... [--format fmt]`` prints on stdout (exit 0)."""
-    argv, _ = RUNS[command]
+    argv = [arg.replace("{tmp}", str(tmp)) for arg in RUNS[command][0]]
     assert main([*command, *argv, *(["--format", fmt] if fmt else [])]) == 0
     return capsys.readouterr().out
 
 
 @pytest.mark.parametrize("command", sorted(RUNS))
 def test_formats_agree_and_the_table_fits(command: tuple[str, ...],
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+                                          capsys: pytest.CaptureFixture[str],
+                                          tmp_path: Path) -> None:
     """Default: a table of at most 100 columns; csv and json: the same rows and fields."""
-    table = printed(command, None, capsys)
-    explicit = printed(command, "table", capsys)
+    table = printed(command, None, capsys, tmp_path)
+    explicit = printed(command, "table", capsys, tmp_path)
     if command == ("bench",):  # timings differ from run to run; the fields do not
         assert [line.split()[0] for line in explicit.splitlines()] == \
             [line.split()[0] for line in table.splitlines()]
     else:
         assert table == explicit
     assert table.strip() and max(len(line) for line in table.splitlines()) <= WIDTH
-    as_csv = pd.read_csv(io.StringIO(printed(command, "csv", capsys)))
-    as_json = json.loads(printed(command, "json", capsys))
+    as_csv = pd.read_csv(io.StringIO(printed(command, "csv", capsys, tmp_path)))
+    as_json = json.loads(printed(command, "json", capsys, tmp_path))
     if RUNS[command][1] == "record":
         assert isinstance(as_json, dict) and len(as_csv) == 1
         assert list(as_csv.columns) == list(flatten(as_json))
@@ -87,6 +92,28 @@ def test_formats_agree_and_the_table_fits(command: tuple[str, ...],
             assert column in table.split()
         first = str(as_csv.iloc[0, 0])  # the first row's name starts a line of the table
         assert any(line.startswith(first) for line in table.splitlines())
+
+
+def test_simulate_format_prints_the_whole_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """simulate: one summary line by default; --format prints summary.json whole, as the
+    same fields in every format."""
+    micro = str(REPO / "traces" / "microbench.csv")
+    base = ["simulate", "--trace", micro, "--policy", "rollmux", "--quiet"]
+    assert main([*base[:-1], "--out", str(tmp_path / "a")]) == 0
+    line = capsys.readouterr().out
+    assert len(line.splitlines()) == 1 and line.startswith("rollmux: 5/5 jobs completed")
+    outputs = {}
+    for fmt in ("table", "csv", "json"):
+        assert main([*base, "--out", str(tmp_path / fmt), "--format", fmt]) == 0
+        outputs[fmt] = capsys.readouterr().out
+    summary = json.loads((tmp_path / "json" / "summary.json").read_text())
+    assert json.loads(outputs["json"]) == summary
+    fields = sorted(flatten(summary))
+    assert sorted(pd.read_csv(io.StringIO(outputs["csv"])).columns) == fields
+    for field in fields:
+        assert any(line.startswith(field + " ") for line in outputs["table"].splitlines())
 
 
 def test_wide_table_is_split_into_blocks_that_repeat_the_key_columns() -> None:

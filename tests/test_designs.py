@@ -17,6 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_sim_invariants import _check_busy, _check_cost, _check_no_overlap, small_traces
 
+from rollmux.closedform import JobPhases
+from rollmux.group import GroupJob
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
 from rollmux.model import resolve
@@ -25,7 +27,7 @@ from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import apply, empty_snapshot, get_policy
 from rollmux.placement.async_solo_d import check_staleness
 from rollmux.placement.rollmux_join import join_fits
-from rollmux.placement.timeslice import SliceMember, slice_member, slice_period_s
+from rollmux.placement.timeslice import slice_member, slice_period_s
 from rollmux.sim import SimConfig, simulate_trace
 from rollmux.sim.records import PHASE_CODES
 
@@ -48,19 +50,20 @@ def _job(k: int, rollout: float, train: float, **kw: object) -> RLJob:
 # --------------------------------------------------------------------------- timeslice
 
 
-def _member(rollout: float, train: float, warm: float, snap: float, solo: float,
-            slo: float = 2.0) -> SliceMember:
+def _member(rollout: float, train: float, warm: float, snap: float,
+            slo: float = 2.0) -> GroupJob:
     """A slice member with these worst-case phases, warm switch and hand-over snapshot."""
     times = PhaseTimes(rollout_s=rollout, train_s=train, sync_s=0.0, sync_flat_s=0.0,
                        warm_switch_s=warm, cold_switch_s=10 * warm, rollout_max_s=rollout,
                        train_max_s=train)
-    return SliceMember(times=times, handover_s=snap, solo_s=solo, slo=slo)
+    return GroupJob(JobPhases(times, 8, 8), (0,), (0,), slo=slo, colocated=True,
+                    handover_s=snap)
 
 
 def test_slice_period_is_the_sum_of_every_phase_and_switch() -> None:
     """A slice serves every phase once per cycle: the max-plus period is their sum."""
-    a = _member(100.0, 50.0, 2.0, 1.5, 160.0)
-    b = _member(30.0, 200.0, 3.0, 2.5, 240.0)
+    a = _member(100.0, 50.0, 2.0, 1.5)
+    b = _member(30.0, 200.0, 3.0, 2.5)
     assert slice_period_s([a]) == pytest.approx(100 + 50 + 2 * 2.0)  # alone: veRL, no snapshot
     both = 100 + 50 + 30 + 200 + 2 * (2.0 + 1.5) + 2 * (3.0 + 2.5)
     assert slice_period_s([a, b]) == pytest.approx(both)
@@ -266,18 +269,23 @@ def test_join_options_are_checked() -> None:
 
 
 def test_slice_member_reads_the_phase_model() -> None:
-    """A slice member's rollout is the co-located one (bandwidth-scaled), its solo Solo-D's."""
+    """A slice member's rollout is the co-located one (bandwidth-scaled) on its training
+    GPUs, with no sync; alone it pays veRL's phases, shared the hand-over's snapshot too."""
     job = _job(0, 200.0, 150.0)
     m = slice_member(job, resolve(job, HW).times, HW)
-    assert m.solo_s == pytest.approx(200 + 150 + 5)
-    assert m.times.warm_switch_s == 2.0
+    times = m.phases.times
+    assert m.colocated and m.sync_s == 0.0 and m.slo == 3.0
+    assert (m.phases.rollout_gpus, m.phases.train_gpus) == (8, 8)
+    assert times.warm_switch_s == 2.0
     assert m.handover_s == pytest.approx(max(0.0, 2.0 - HW.perf.warm_switch_const_s))
-    assert m.times.train_s == 150.0
-    assert math.isfinite(m.times.rollout_s) and m.times.rollout_s > 0
+    assert times.train_s == 150.0
+    assert math.isfinite(times.rollout_s) and times.rollout_s > 0
     # Alone: veRL's phases (warm switch each); shared: plus the hand-over's snapshot.
-    assert m.phases_s(False) == pytest.approx((m.times.rollout_s + 2.0, 152.0))
-    assert m.phases_s(True) == pytest.approx((m.times.rollout_s + 2.0 + m.handover_s,
-                                              152.0 + m.handover_s))
+    alone = m.effective_phases_s(rollout_shared=False, train_shared=False)
+    shared = m.effective_phases_s(rollout_shared=True, train_shared=True)
+    assert alone == pytest.approx((times.rollout_s + 2.0, 152.0))
+    assert shared == pytest.approx((times.rollout_s + 2.0 + m.handover_s,
+                                    152.0 + m.handover_s))
 
 
 # --------------------------------------------------------------------------- comparison

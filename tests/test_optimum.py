@@ -483,7 +483,14 @@ def test_column_cache_keys_on_the_job_value() -> None:
     slower = [jobs[0], replace(jobs[1], rollout_s=110.0, rollout_max_s=110.0)]
     second = optimal_partition(slower, HW, cache=cache)
     assert second.groups == optimal_partition(slower, HW).groups
-    assert second.n_searched >= 1
+    # Another value: never the cached entry; its earlier plan, still feasible at the
+    # first node-count pair, proves the set's cost without a search (docs/optimum.md, 3d).
+    assert second.n_searched == 0 and len(second.groups) == 1
+    # Slower still, that plan no longer proves the cost: the set is searched again.
+    slowest = [jobs[0], replace(jobs[1], rollout_s=140.0, rollout_max_s=140.0)]
+    third = optimal_partition(slowest, HW, cache=cache)
+    assert third.groups == optimal_partition(slowest, HW).groups
+    assert third.n_searched >= 1
     with pytest.raises(ValueError, match="cache"):
         optimal_partition(jobs, HW, cache=object())  # type: ignore[arg-type]
 

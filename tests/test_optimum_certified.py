@@ -17,7 +17,7 @@ from rollmux.placement.optimal import OptimalPolicy, SolveStats
 from rollmux.placement.optimum import ColumnCache, optimal_partition
 from rollmux.placement.optimum.certified import CertifyOptions, cheap_lower_bounds
 from rollmux.placement.optimum.partition import cliques
-from rollmux.placement.optimum.plans import context, job_data
+from rollmux.placement.optimum.plans import context, resolved_jobs
 from rollmux.placement.optimum.search import Effort, EffortError, compatible, min_cost
 from rollmux.placement.regroup import RegroupPolicy
 
@@ -71,7 +71,7 @@ def test_effort_error_bound_is_proven() -> None:
     """A search that runs out of effort names a bound no feasible plan goes below."""
     ctx = context(HW)
     jobs = [j for j in production_mix(30, 0, HW)]
-    data = job_data(jobs, ctx)
+    data = resolved_jobs(jobs, ctx)
     pairs = [(a, b, c) for a in range(len(data)) for b in range(a + 1, len(data))
              for c in range(b + 1, len(data))
              if compatible(data[a], data[b]) and compatible(data[a], data[c])
@@ -95,7 +95,7 @@ def test_cheap_bounds_never_exceed_the_least_cost() -> None:
     """Rule P3 with memory: each candidate's cheap bound is at most its searched least cost."""
     ctx = context(HW)
     jobs = production_mix(12, 1, HW)
-    data = job_data(jobs, ctx)
+    data = resolved_jobs(jobs, ctx)
     n = len(data)
     adj = [0] * n
     for i in range(n):

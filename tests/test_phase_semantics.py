@@ -19,6 +19,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from rollmux.closedform import JobPhases
+from rollmux.group import GroupJob
 from rollmux.phases import (
     Switch,
     rollout_release_s,
@@ -37,7 +39,7 @@ from rollmux.schedule.graph import (
     round_robin_node_orders,
 )
 from rollmux.schedule.maxplus import period_of_event_graph, steady_state_period
-from rollmux.sim.analytic import AnalyticModel, JobRuntime, group_cycle
+from rollmux.sim.analytic import AnalyticModel, group_cycle
 from rollmux.sim.eventmodel import DeadlockError, EventModel
 from rollmux.sim.progress import PhaseDraws
 from rollmux.sim.stochastic import WovenTables, simulate_woven
@@ -138,7 +140,7 @@ def woven(g: Group) -> dict[tuple[int, str, int], tuple[float, float]]:
     return _spans(frame)
 
 
-def _runtimes(g: Group) -> list[JobRuntime]:
+def _members(g: Group) -> list[GroupJob]:
     """The group's jobs as both replay models see them (expected times: the tables' row 0;
     the event model takes each phase's time from the draws)."""
     out = []
@@ -147,13 +149,10 @@ def _runtimes(g: Group) -> list[JobRuntime]:
                            sync_s=g.sync_s, sync_flat_s=g.sync_s, warm_switch_s=g.warm_s,
                            cold_switch_s=g.warm_s, rollout_max_s=float(g.node_s[0, j]),
                            train_max_s=float(g.train_s[0, j]))
-        out.append(JobRuntime(
-            index=j, group_id="G", colocated=False, times=times, sync_s=g.sync_s,
-            coloc_ratio=1.0, rollout_nodes=tuple(g.rollout_pins[j]),
+        out.append(GroupJob(
+            JobPhases(times, GPN * len(g.rollout_pins[j]), GPN * len(g.train_pins[j])),
+            rollout_nodes=tuple(g.rollout_pins[j]),
             train_nodes=tuple(TRAIN_SERIAL + x for x in g.train_pins[j]),
-            rollout_gpus=GPN * len(g.rollout_pins[j]), train_gpus=GPN * len(g.train_pins[j]),
-            rollout_gpus_per_node=(GPN,) * len(g.rollout_pins[j]),
-            train_gpus_per_node=(GPN,) * len(g.train_pins[j]),
         ))
     return out
 
@@ -161,14 +160,14 @@ def _runtimes(g: Group) -> list[JobRuntime]:
 def event_model(g: Group) -> dict[tuple[int, str, int], tuple[float, float]]:
     """The same from the cluster replay's event model, driven as the replay driver does."""
     model = EventModel(g.n, record_phases=True, gpus_per_node=GPN)
-    for j, rt in enumerate(_runtimes(g)):
+    for j, member in enumerate(_members(g)):
         rows = g.meta_iterations * g.multiplicity[j]
         node_s = g.node_s[:rows, j]
         draws = PhaseDraws(array("d", (node_s + g.tail_s[:rows, j]).tolist()),
                            array("d", node_s.tolist()), array("d", g.train_s[:rows, j].tolist()),
                            array("i", g.tail_gpus[:rows, j].tolist()))
         # Admitted just before time 0 and ready at 0, so the orders are set before any start.
-        model.add_job(rt, -1.0, 0, rows, 0.0, True, draws)
+        model.add_job(j, "G", member, -1.0, 0, rows, 0.0, True, draws)
     model.set_node_orders("G", {
         (x if pool == "R" else TRAIN_SERIAL + x): seq for (pool, x), seq in g.orders.items()})
     # Finished jobs stay in the orders (every job runs the same rounds, so no node waits
@@ -325,8 +324,8 @@ def _max_plus_period_s(g: Group) -> float:
 def _analytic_finish_times(g: Group) -> dict[int, float]:
     """Each job's finish in the analytic model, driven as the replay driver drives it."""
     model = AnalyticModel()
-    for rt, m in zip(_runtimes(g), g.multiplicity, strict=True):
-        model.add_job(rt, 0.0, 0, STEADY_CYCLES * m, 0.0, True)
+    for j, (member, m) in enumerate(zip(_members(g), g.multiplicity, strict=True)):
+        model.add_job(j, "G", member, 0.0, 0, STEADY_CYCLES * m, 0.0, True)
     model.set_node_orders("G", _serial_orders(g))
     out: dict[int, float] = {}
     while len(out) < g.n:
@@ -354,7 +353,7 @@ def test_simulators_run_at_the_exact_max_plus_period(g: Group) -> None:
     assert measured_period(records, schedule, STEADY_SKIP) == pytest.approx(period, rel=1e-9)
     ev = event_model(g)
     _agree(ev, ref)
-    cycle_s, mult = group_cycle(_runtimes(g), _serial_orders(g))
+    cycle_s, mult = group_cycle(_members(g), _serial_orders(g))
     assert cycle_s == pytest.approx(period, rel=1e-9)
     assert mult == g.multiplicity
     # The analytic model runs every cycle at the steady state from time 0; the event model
@@ -380,7 +379,7 @@ def test_a_short_job_repeated_runs_at_the_max_plus_period() -> None:
               np.zeros((3 * STEADY_CYCLES, 2), dtype=int), np.ones((3 * STEADY_CYCLES, 2)),
               0.0, 0.0)
     assert _max_plus_period_s(g) == pytest.approx(11.0)
-    assert group_cycle(_runtimes(g), _serial_orders(g)) == (pytest.approx(11.0), [3, 1])
+    assert group_cycle(_members(g), _serial_orders(g)) == (pytest.approx(11.0), [3, 1])
     finish = _finish_times(event_model(g))
     assert finish == _finish_times(reference(g))
     assert _analytic_finish_times(g) == pytest.approx({0: 440.0, 1: 440.0})

@@ -8,12 +8,14 @@ import math
 import numpy as np
 import pytest
 
+from rollmux.closedform import JobPhases
+from rollmux.group import GroupJob
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import Placement, PlacementPolicy, Strategy
 from rollmux.sim import Failure, SimConfig, simulate_trace
-from rollmux.sim.analytic import AnalyticModel, JobRuntime, group_period_s
+from rollmux.sim.analytic import AnalyticModel, group_period_s
 from rollmux.sim.engine import EventModel, drift_templates
 from rollmux.sim.metrics import (
     admission_shares,
@@ -44,12 +46,11 @@ def times(rollout_s: float, train_s: float, sync_s: float = 0.0, warm_s: float =
                       train_s)
 
 
-def runtime(index: int, rollout_s: float, train_s: float, rnodes: tuple[int, ...],
-            tnodes: tuple[int, ...], warm_s: float = 0.0) -> JobRuntime:
-    """A JobRuntime literal for the progress models (one node = 8 GPUs)."""
-    return JobRuntime(index, "G", False, times(rollout_s, train_s, warm_s=warm_s), 0.0, 1.0,
-                      rnodes, tnodes, 8 * len(rnodes), 8 * len(tnodes), (8,) * len(rnodes),
-                      (8,) * len(tnodes))
+def member(rollout_s: float, train_s: float, rnodes: tuple[int, ...],
+           tnodes: tuple[int, ...], warm_s: float = 0.0, sync_s: float = 0.0) -> GroupJob:
+    """A group member literal for the progress models (one node = 8 GPUs)."""
+    return GroupJob(JobPhases(times(rollout_s, train_s, sync_s=sync_s, warm_s=warm_s),
+                              8 * len(rnodes), 8 * len(tnodes)), rnodes, tnodes)
 
 
 def test_solo_job_runs_its_iterations_back_to_back() -> None:
@@ -85,10 +86,10 @@ def test_verl_job_time_shares_its_training_gpus() -> None:
 def test_event_model_reaches_the_max_plus_period() -> None:
     """Two jobs on one rollout and one training node settle at the exact meta-iteration."""
     model = EventModel(2)
-    a = runtime(0, 10.0, 2.0, (0,), (1,), warm_s=1.0)
-    b = runtime(1, 2.0, 10.0, (0,), (1,), warm_s=1.0)
-    model.add_job(a, 0.0, 0, 40, 0.0, True, None)
-    model.add_job(b, 0.0, 0, 40, 0.0, True, None)
+    a = member(10.0, 2.0, (0,), (1,), warm_s=1.0)
+    b = member(2.0, 10.0, (0,), (1,), warm_s=1.0)
+    model.add_job(0, "G", a, 0.0, 0, 40, 0.0, True, None)
+    model.add_job(1, "G", b, 0.0, 0, 40, 0.0, True, None)
     done = []
     while len(done) < 2:
         done += model.run_until(math.inf)
@@ -105,7 +106,7 @@ def test_event_model_follows_node_orders() -> None:
     """Per-node orders replace the join order on a node."""
     model = EventModel(3)
     for i in range(3):
-        model.add_job(runtime(i, 5.0, 5.0, (0,), (1,)), 0.0, 0, 2, 1.0, True, None)
+        model.add_job(i, "G", member(5.0, 5.0, (0,), (1,)), 0.0, 0, 2, 1.0, True, None)
     model.set_node_orders("G0", {0: [2, 1, 0], 1: [2, 1, 0]})
     while model.run_until(math.inf):
         pass
@@ -116,8 +117,8 @@ def test_event_model_follows_node_orders() -> None:
 def test_event_model_runs_a_repeated_job_once_per_appearance() -> None:
     """A job listed twice in its nodes' orders runs two iterations per round."""
     model = EventModel(2)
-    model.add_job(runtime(0, 2.0, 2.0, (0,), (1,)), -1.0, 0, 4, 0.0, True, None)
-    model.add_job(runtime(1, 2.0, 2.0, (0,), (1,)), -1.0, 0, 2, 0.0, True, None)
+    model.add_job(0, "G", member(2.0, 2.0, (0,), (1,)), -1.0, 0, 4, 0.0, True, None)
+    model.add_job(1, "G", member(2.0, 2.0, (0,), (1,)), -1.0, 0, 2, 0.0, True, None)
     model.set_node_orders("G", {0: [0, 1, 0], 1: [0, 1, 0]})
     left = 2
     while left:
@@ -130,8 +131,8 @@ def test_event_model_runs_a_repeated_job_once_per_appearance() -> None:
 def test_event_model_refuses_orders_that_drop_or_unbalance_a_job() -> None:
     """Every job of a node appears in its order, equally often on each of its nodes."""
     model = EventModel(3)
-    model.add_job(runtime(0, 2.0, 2.0, (0,), (1,)), -1.0, 0, 4, 0.0, True, None)
-    model.add_job(runtime(1, 2.0, 2.0, (0,), (1,)), -1.0, 0, 2, 0.0, True, None)
+    model.add_job(0, "G", member(2.0, 2.0, (0,), (1,)), -1.0, 0, 4, 0.0, True, None)
+    model.add_job(1, "G", member(2.0, 2.0, (0,), (1,)), -1.0, 0, 2, 0.0, True, None)
     with pytest.raises(ValueError, match="leaves out job"):
         model.set_node_orders("G", {0: [0], 1: [0, 1]})
     with pytest.raises(ValueError, match="equally often"):
@@ -142,9 +143,9 @@ def test_event_model_refuses_orders_that_drop_or_unbalance_a_job() -> None:
 def test_job_joining_a_running_group_waits_for_its_round() -> None:
     """A job added mid-run takes the last place of the round; no phase overlaps."""
     model = EventModel(2)
-    model.add_job(runtime(0, 10.0, 10.0, (0,), (1,)), 0.0, 0, 3, 0.0, True, None)
+    model.add_job(0, "G", member(10.0, 10.0, (0,), (1,)), 0.0, 0, 3, 0.0, True, None)
     assert model.run_until(5.0) == []
-    model.add_job(runtime(1, 4.0, 4.0, (0,), (1,)), 5.0, 0, 2, 5.0, True, None)
+    model.add_job(1, "G", member(4.0, 4.0, (0,), (1,)), 5.0, 0, 2, 5.0, True, None)
     while (done := model.run_until(math.inf)):
         model.remove_job(done[0][0], done[0][1])
     table = model.phase_table()
@@ -248,17 +249,16 @@ def test_optimal_policy_replays_on_both_paths() -> None:
 def test_free_move_carries_the_iteration_in_flight(model_class: type, move_s: float) -> None:
     """A solo job moved to other nodes at any instant, carrying its unfinished iteration,
     finishes when it would have unmoved (rollout 100 s, train 50 s, sync 10 s)."""
-    def solo(nodes: tuple[int, int]) -> JobRuntime:
-        return JobRuntime(0, "G", False, times(100.0, 50.0, sync_s=10.0), 10.0, 1.0,
-                          (nodes[0],), (nodes[1],), 8, 8, (8,), (8,))
+    def solo(nodes: tuple[int, int]) -> GroupJob:
+        return member(100.0, 50.0, (nodes[0],), (nodes[1],), sync_s=10.0)
 
     model = model_class(1) if model_class is EventModel else model_class()
-    model.add_job(solo((0, 1)), 0.0, 0, 3, 0.0, True, None)
+    model.add_job(0, "G", solo((0, 1)), 0.0, 0, 3, 0.0, True, None)
     assert model.run_until(move_s) == []
     carried = model.in_flight(0, move_s)
     done = model.remove_job(0, move_s)
     assert done == int(move_s // 160.0)
-    model.add_job(solo((2, 3)), move_s, done, 3, move_s, True, None, carried)
+    model.add_job(0, "G", solo((2, 3)), move_s, done, 3, move_s, True, None, carried)
     assert model.run_until(math.inf) == [(0, pytest.approx(3 * 160.0))]
     if model_class is EventModel:
         busy = model.busy_gpu_s(0)
@@ -268,8 +268,8 @@ def test_free_move_carries_the_iteration_in_flight(model_class: type, move_s: fl
 def test_free_move_in_flight_share() -> None:
     """The share carried: of the rollout while it runs, of train + sync after it."""
     model = EventModel(1)
-    model.add_job(JobRuntime(0, "G", False, times(100.0, 50.0, sync_s=10.0), 10.0, 1.0,
-                             (0,), (1,), 8, 8, (8,), (8,)), 0.0, 0, 2, 0.0, True, None)
+    model.add_job(0, "G", member(100.0, 50.0, (0,), (1,), sync_s=10.0), 0.0, 0, 2, 0.0, True,
+                  None)
     assert model.in_flight(0, 0.0) == ("rollout", 0.0)
     model.run_until(25.0)
     assert model.in_flight(0, 25.0) == ("rollout", pytest.approx(0.25))
@@ -354,7 +354,7 @@ def test_metrics_on_literal_tables() -> None:
 def test_analytic_model_fractional_progress() -> None:
     """The analytic model advances fractional iterations at 1 / meta-iteration."""
     model = AnalyticModel()
-    model.add_job(runtime(0, 3.0, 1.0, (0,), (1,)), 0.0, 0, 10, 0.0, True)
+    model.add_job(0, "G", member(3.0, 1.0, (0,), (1,)), 0.0, 0, 10, 0.0, True)
     assert model.run_until(6.0) == []
     assert model.done[0] == pytest.approx(1.5)
     assert model.run_until(math.inf) == [(0, pytest.approx(40.0))]

@@ -110,3 +110,15 @@ def test_stats_writes_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     header = out.read_text().splitlines()[0]
     assert header == "statistic,unit,paper,achieved"
     assert "mean_duration_h" in out.read_text()
+
+
+@pytest.mark.parametrize("kind", ["production", "microbench"])
+def test_generate_profile_only_for_simulation(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--profile on a trace kind that has no Table 6 profile is refused, nothing written."""
+    out = tmp_path / "t.csv"
+    status = run(["trace", "generate", kind, "--profile", "train-heavy", "--out", str(out)])
+    assert status == 2
+    assert "--profile applies to simulation traces" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

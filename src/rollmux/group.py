@@ -117,10 +117,21 @@ class NodeCapacity:
 class GroupJob:
     """A job inside a group: its phases, its node pinning, its SLO and its resident state.
 
-    ``rollout_nodes``/``train_nodes`` accept one node id or a sequence of ids (a job
-    spanning several nodes runs gang-scheduled on all of them). ``slo`` is the largest
+    The one member type of the group model, of placement's group metrics and of both
+    replay paths (:mod:`rollmux.sim`). ``rollout_nodes``/``train_nodes`` accept one node
+    id or a sequence of ids (a job spanning several nodes runs gang-scheduled on all of
+    them; a co-located job's rollout runs on its training nodes). ``slo`` is the largest
     acceptable slowdown versus solo (``inf``: none). ``*_mem_gb_per_node`` is the host
     memory its warm-resident state takes on each node it is pinned to.
+
+    How its phases execute (the defaults: RollMux's disaggregated, synchronous member,
+    topology-aware sync): ``flat_sync`` pays the flat (veRL-style) sync;
+    ``colocated`` runs its rollout on its training GPUs, ``coloc_ratio`` times its rollout
+    time, with no sync; ``handover_s`` is what a co-located phase pays on top when a time
+    slice hands its nodes over (:func:`rollmux.model.group.handover_s`); ``staleness``: how
+    many iterations its rollout may run ahead of its training (0: synchronous).
+    :class:`CoExecutionGroup` takes them into its effective phases; its utilisation and
+    cost count disaggregated members (placement builds no other).
     """
 
     phases: JobPhases
@@ -130,6 +141,11 @@ class GroupJob:
     rollout_mem_gb_per_node: float = 0.0
     train_mem_gb_per_node: float = 0.0
     job_id: str = ""
+    flat_sync: bool = False
+    colocated: bool = False
+    coloc_ratio: float = 1.0
+    handover_s: float = 0.0
+    staleness: int = 0
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -148,6 +164,41 @@ class GroupJob:
             set_(self, name, check_non_negative(name, getattr(self, name)))
         if not isinstance(self.job_id, str):
             raise ValueError(f"job_id = {self.job_id!r}: must be a string")
+        # Placement builds its members with the defaults (one check for all of them).
+        if (self.flat_sync is not False or self.colocated is not False
+                or self.coloc_ratio != 1.0 or self.handover_s != 0.0
+                or self.staleness != 0 or type(self.staleness) is not int):
+            self._check_execution()
+
+    def _check_execution(self) -> None:
+        """Validate how its phases execute; ValueError names the field."""
+        for name in ("flat_sync", "colocated"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} = {getattr(self, name)!r}: expected a bool")
+        object.__setattr__(self, "coloc_ratio", check_positive("coloc_ratio", self.coloc_ratio))
+        object.__setattr__(self, "handover_s", check_non_negative("handover_s", self.handover_s))
+        if isinstance(self.staleness, bool) or not isinstance(self.staleness, int) or (
+                self.staleness < 0):
+            raise ValueError(f"staleness = {self.staleness!r}: expected an integer >= 0")
+
+    @property
+    def sync_s(self) -> float:
+        """The weight sync it pays per iteration: flat or topology-aware; 0 co-located."""
+        if self.colocated:
+            return 0.0
+        times = self.phases.times
+        return times.sync_flat_s if self.flat_sync else times.sync_s
+
+    def effective_phases_s(self, *, rollout_shared: bool, train_shared: bool
+                           ) -> tuple[float, float]:
+        """Its effective (rollout, training) durations at the steady state.
+
+        :func:`rollmux.model.group.member_phases_s` of its phase times and execution,
+        with a switch on a phase when one of that phase's nodes hosts another job.
+        """
+        return member_phases_s(self.phases.times, self.sync_s, rollout_shared=rollout_shared,
+                               train_shared=train_shared, colocated=self.colocated,
+                               coloc_ratio=self.coloc_ratio, handover_s=self.handover_s)
 
     def worst_case(self) -> GroupJob:
         """The same job with worst-case (max-token) phase durations."""
@@ -379,9 +430,7 @@ class CoExecutionGroup:
         t_shared = {n for n, jobs in on_t.items() if len(jobs) > 1}
         rollout, train = [], []
         for job in self.jobs:
-            p = job.phases
-            r, t = member_phases_s(
-                p.times, p.sync_s,
+            r, t = job.effective_phases_s(
                 rollout_shared=not r_shared.isdisjoint(job.rollout_nodes),
                 train_shared=not t_shared.isdisjoint(job.train_nodes))
             rollout.append(r)
@@ -519,10 +568,15 @@ def group_job_of(
     resolved: ResolvedJob,
     rollout_nodes: NodeId | Sequence[NodeId],
     train_nodes: NodeId | Sequence[NodeId],
+    *,
+    worst_case: bool = False,
 ) -> GroupJob:
-    """A resolved job pinned to the given nodes, as a member of a group."""
+    """A resolved job pinned to the given nodes, as a member of a group.
+
+    ``worst_case``: at its worst-case (max-token) phase durations, as admission checks.
+    """
     return GroupJob(
-        phases=resolved.phases,
+        phases=resolved.admission_phases(worst_case),
         rollout_nodes=rollout_nodes,  # type: ignore[arg-type]
         train_nodes=train_nodes,  # type: ignore[arg-type]
         slo=resolved.slo,

@@ -211,6 +211,61 @@ def _log_interval_mass(lo: float, hi: float) -> float:
     return log_hi + math.log1p(-math.exp(log_lo - log_hi))
 
 
+def _log_gauss_mass(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """log P(a < Z < b) elementwise: SciPy 1.17's ``scipy.stats._continuous_distns.
+    _log_gauss_mass``, the same operations (see :func:`_truncnorm_ppf`)."""
+    a, b = np.broadcast_arrays(a, b)
+    case_left = b <= 0
+    case_right = a > 0
+    case_central = ~(case_left | case_right)
+
+    def mass_case_left(a: Any, b: Any) -> Any:
+        # log(Phi(b) - Phi(a)) = logsumexp of log Phi(b) and log Phi(a) + i pi
+        return special.logsumexp([special.log_ndtr(b), special.log_ndtr(a) + np.pi * 1j],
+                                 axis=0)
+
+    out = np.full_like(a, fill_value=np.nan, dtype=np.complex128)
+    if a[case_left].size:
+        out[case_left] = mass_case_left(a[case_left], b[case_left])
+    if a[case_right].size:
+        out[case_right] = mass_case_left(-b[case_right], -a[case_right])
+    if a[case_central].size:
+        ac, bc = a[case_central], b[case_central]
+        out[case_central] = special.log1p(-special.ndtr(ac) - special.ndtr(-bc))
+    return np.real(out)
+
+
+def _truncnorm_ppf(q: Any, a: float, b: float, loc: float, scale: float) -> Any:
+    """``scipy.stats.truncnorm(a, b, loc=loc, scale=scale).ppf(q)`` for ``a < b`` and
+    ``scale > 0``, bit for bit: SciPy 1.17's ``rv_continuous.ppf`` and
+    ``truncnorm_gen._ppf`` done on scipy.special alone, because importing scipy.stats
+    costs about 0.45 s of CPU in every process (every replay of the pipeline needs a
+    quantile, see :func:`_expected_max`). tests/test_jobs.py checks it against scipy.stats
+    for q in [0, 1] and bounds in either tail (equal arrays, not close ones)."""
+    q = np.asarray(q, dtype=float)
+    out = np.full(q.shape, np.nan)
+    out[q == 0] = a * scale + loc
+    out[q == 1] = b * scale + loc
+    inside = (q > 0) & (q < 1)
+    if np.any(inside):
+        qs = np.atleast_1d(q)[np.atleast_1d(inside)]
+        lo, hi = np.full_like(qs, a), np.full_like(qs, b)
+        if a < 0:
+            log_phi = special.logsumexp(
+                [special.log_ndtr(lo), np.log(qs) + _log_gauss_mass(lo, hi)], axis=0)
+            std = special.ndtri_exp(log_phi)
+        else:
+            log_phi = special.logsumexp(
+                [special.log_ndtr(-hi), np.log1p(-qs) + _log_gauss_mass(lo, hi)], axis=0)
+            std = -special.ndtri_exp(log_phi)
+        values = std * np.atleast_1d(scale) + np.atleast_1d(loc)
+        if out.ndim == 0:
+            out = values.reshape(())
+        else:
+            out[inside] = values
+    return out[()] if out.ndim == 0 else out
+
+
 @dataclass(frozen=True)
 class ResponseLengthDist:
     """Lognormal response length truncated to [min_tokens, max_tokens] with a given mean.
@@ -305,7 +360,9 @@ class ResponseLengthDist:
         arr = np.asarray(q, dtype=float)
         if np.any(~np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
             raise ValueError(f"q must be in [0, 1], got {q!r}")
-        out = np.clip(np.exp(self._lognorm_trunc().ppf(arr)), self.min_tokens, self.max_tokens)
+        a, b = self._bounds(self.mu)
+        out = np.clip(np.exp(_truncnorm_ppf(arr, a, b, self.mu, self.sigma)), self.min_tokens,
+                      self.max_tokens)
         return float(out) if out.ndim == 0 else out
 
     def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> NDArray[np.float64]:
@@ -313,7 +370,8 @@ class ResponseLengthDist:
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}")
         u = rng.random(size)
-        out = np.exp(self._lognorm_trunc().ppf(u))
+        a, b = self._bounds(self.mu)
+        out = np.exp(_truncnorm_ppf(u, a, b, self.mu, self.sigma))
         return np.clip(out, self.min_tokens, self.max_tokens)
 
     def expected_max(self, n: int) -> float:

@@ -3,9 +3,11 @@
 For the simulation claims (SLO attainment: the SLO scale; cost over the optimum: the
 H800/H20 price ratio) and Fig. 12's migration gain (the training-time multiplier), the
 model input at which ours gives the paper's value, fed back through the metrics' own
-code. Library: rollmux.experiments.near_edge.
+code; Fig. 12's rows come from rule evidence_what_it_would_take_migration
+(near_edge_migration.py), appended as they are. Library: rollmux.experiments.near_edge.
 """
 
+import json
 import logging
 from pathlib import Path
 
@@ -15,7 +17,6 @@ from rollmux.experiments.claims import load_ledger
 from rollmux.experiments.near_edge import (
     NEAR_EDGE_COLUMNS,
     gain_price_rows,
-    migration_rows,
     price_rows,
     read_replays,
     slo_scale_rows,
@@ -53,8 +54,12 @@ logging.info("price ratios: %d rows in all", len(rows))
 throughput = [pd.read_csv(p) for p in getattr(snakemake.input, "throughput", [])]
 if throughput:
     rows += gain_price_rows(ledger, throughput, hw.gpu("H800").price_usd_per_h / h20)
-rows += migration_rows(ledger, [int(s) for s in snakemake.params.seeds],
-                       int(snakemake.params.iterations), hw)
+with open(snakemake.input.migration, encoding="utf-8") as stream:
+    migration = json.load(stream)
+if not isinstance(migration, list) or any(set(r) != set(NEAR_EDGE_COLUMNS) for r in migration):
+    raise ValueError(f"{snakemake.input.migration}: not a list of rows with the columns "
+                     f"{', '.join(NEAR_EDGE_COLUMNS)}")
+rows += migration
 table = pd.DataFrame(rows, columns=list(NEAR_EDGE_COLUMNS))
 write_csv(table, snakemake.output.table, "%.6g")
 logging.info("wrote %d rows to %s", len(table), snakemake.output.table)

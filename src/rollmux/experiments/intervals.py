@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 from rollmux.experiments.metrics import (
     METRIC_COLUMNS,
@@ -126,7 +126,10 @@ def t_interval(values: Sequence[float] | np.ndarray, level: float = INTERVAL_LEV
     mean = float(x.mean())
     if len(x) == 1:
         return SeedInterval(1, mean, mean, mean)
-    half = float(stats.t.ppf(0.5 + level / 2.0, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    # Student's t quantile: scipy.stats.t.ppf(q, df) is special.stdtrit(df, q), bit for bit
+    # (importing scipy.stats costs ~0.45 s of CPU in each pipeline job that reads metrics)
+    half = float(special.stdtrit(len(x) - 1, 0.5 + level / 2.0) * x.std(ddof=1)
+                 / math.sqrt(len(x)))
     return SeedInterval(len(x), mean, mean - half, mean + half)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from rollmux.experiments.metrics import (
@@ -51,13 +52,21 @@ def _setting_means(sens: pd.DataFrame) -> pd.DataFrame:
 
 def _span(frame: pd.DataFrame, kind: str, policies: Sequence[str], column: str,
           values: Sequence[str] | None = None, scale: float = 1.0) -> tuple[float, float]:
-    """(min, max) of ``column`` over a kind's settings (optionally some values) and policies."""
-    part = frame[(frame["kind"] == kind) & frame["policy"].isin(policies)]
+    """(min, max) of ``column`` over a kind's settings (optionally some values) and policies.
+
+    NaN values are skipped (pandas' ``min``/``max``); NaN, NaN when no row matches or every
+    matching value is NaN. On numpy arrays: the search of rollmux.experiments.near_edge
+    evaluates these metrics thousands of times, and pandas' row selection was most of it.
+    """
+    mask = (frame["kind"].to_numpy() == kind) & np.isin(frame["policy"].to_numpy(),
+                                                         list(policies))
     if values is not None:
-        part = part[part["value"].isin(values)]
+        mask &= np.isin(frame["value"].to_numpy(), list(values))
+    part = frame[column].to_numpy(dtype=float)[mask]
+    part = part[~np.isnan(part)]
     if not len(part):
         return math.nan, math.nan
-    return float(part[column].min()) * scale, float(part[column].max()) * scale
+    return float(part.min()) * scale, float(part.max()) * scale
 
 
 def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,

@@ -5,6 +5,9 @@ above this layer (closed forms' adapters, the group model, placement, the phase 
 the simulators, the experiments) takes the resolved job. :mod:`rollmux.model.group` holds
 the one statement of a group member's effective phase durations (from the rules of
 :mod:`rollmux.phases`) and the group period (from :mod:`rollmux.schedule.maxplus`).
+
+The five types that stand for one job (``RLJob``, ``ResolvedJob``, ``JobPhases``,
+``GroupJob``, ``PlacedJob``) and their roles: docs/model.md, "The job types".
 """
 
 from rollmux.model.resolved import ResolvedJob, resolve

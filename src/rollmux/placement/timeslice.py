@@ -17,12 +17,14 @@ training-node count (Δ = their price). Ties: the slice left with the least slac
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import replace
 
 from rollmux.closedform import JobPhases, colocated_rollout_s, pools_from_hardware
+from rollmux.group import GroupJob
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
-from rollmux.model.group import handover_s, member_phases_s
+from rollmux.model.group import handover_s
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement.base import (
     Placement,
@@ -37,65 +39,49 @@ from rollmux.placement.snapshot import ClusterSnapshot, GroupKind
 from rollmux.schedule.graph import order_events, repeated_layout
 from rollmux.schedule.maxplus import period_of_event_graph
 
-__all__ = ["SliceMember", "TimeslicePolicy", "slice_member", "slice_period_s"]
+__all__ = ["TimeslicePolicy", "slice_member", "slice_period_s"]
 
 #: Relative tolerance of the SLO check (as RollMux's exact check).
 _SLO_TOL = 1e-9
 
 
-@dataclass(frozen=True, slots=True)
-class SliceMember:
-    """A job as a slice plans with it (seconds).
+def slice_member(job: RLJob, times: PhaseTimes, hw: Hardware) -> GroupJob:
+    """``job`` as a slice member (worst-case phases, the admission's conservative view).
 
-    ``times``: its worst-case phases on the slice's GPUs (``rollout_s``: its rollout
-    co-located on its training GPUs; ``train_s``: its training; expected = worst case);
-    ``handover_s``: the snapshot a phase pays at a hand-over
-    (:func:`rollmux.model.group.handover_s`); ``solo_s``: its synchronous Solo-D time,
-    the SLO's reference.
+    A co-located :class:`rollmux.group.GroupJob` on its training GPUs and nodes (every
+    member holds every node of the slice): ``phases.times`` has its co-located rollout
+    and its training, expected = worst case; ``handover_s`` the snapshot a phase pays at
+    a hand-over (:func:`rollmux.model.group.handover_s`). Its SLO's reference is its
+    synchronous Solo-D time, ``times.solo_iteration_max_s`` of the ``times`` given.
     """
-
-    times: PhaseTimes
-    handover_s: float
-    solo_s: float
-    slo: float
-
-    def phases_s(self, shared: bool) -> tuple[float, float]:
-        """Its (rollout, training) node occupancy in a slice, ``shared`` with another job.
-
-        :func:`rollmux.model.group.member_phases_s` of a co-located job: the switch model
-        every design and simulator pays phases by.
-        """
-        return member_phases_s(self.times, 0.0, rollout_shared=shared, train_shared=shared,
-                               colocated=True, handover_s=self.handover_s)
-
-
-def slice_member(job: RLJob, times: PhaseTimes, hw: Hardware) -> SliceMember:
-    """``job`` as a slice member (worst-case phases, the admission's conservative view)."""
     phases = JobPhases(times, job.rollout_gpus, job.train_gpus).worst_case()
     pools = pools_from_hardware(hw, job.rollout_gpu_type, job.train_gpu_type)
     rollout = colocated_rollout_s(phases, pools)
-    return SliceMember(
-        times=replace(times, rollout_s=rollout, rollout_max_s=rollout,
-                      train_s=phases.train_s, train_max_s=phases.train_s),
+    nodes = tuple(range(math.ceil(job.train_gpus / hw.node.gpus_per_node)))
+    return GroupJob(
+        JobPhases(replace(times, rollout_s=rollout, rollout_max_s=rollout,
+                          train_s=phases.train_s, train_max_s=phases.train_s),
+                  job.train_gpus, job.train_gpus),
+        nodes, nodes, slo=job.slo, job_id=job.job_id, colocated=True,
         handover_s=handover_s(times, hw.perf.warm_switch_const_s),
-        solo_s=times.rollout_max_s + times.train_max_s + times.sync_s,
-        slo=job.slo,
     )
 
 
-def slice_period_s(members: list[SliceMember]) -> float:
+def slice_period_s(members: list[GroupJob]) -> float:
     """Exact steady-state period of a slice (every member holds every node of it).
 
     One node sequence serves every rollout, then every training, once per cycle (the
     order first-come-first-served settles into when every member waits while another
-    runs); each phase holds the nodes for :meth:`SliceMember.phases_s` (its switch, and
-    with two or more members its hand-over). Computed with the max-plus period of the
-    event graph, as RollMux's groups are.
+    runs); each phase holds the nodes for its effective phase
+    (:meth:`rollmux.group.GroupJob.effective_phases_s`: its switch, and with two or more
+    members its hand-over). Computed with the max-plus period of the event graph, as
+    RollMux's groups are.
     """
     if not members:
         raise ValueError("a slice holds at least one job")
     shared = len(members) > 1
-    phases = [m.phases_s(shared) for m in members]
+    phases = [m.effective_phases_s(rollout_shared=shared, train_shared=shared)
+              for m in members]
     n = len(members)
     offsets, durations, chains = repeated_layout([r for r, _ in phases],
                                                  [t for _, t in phases], [1] * n)
@@ -130,6 +116,7 @@ class TimeslicePolicy(PlacementPolicy):
         slice_profile = replace(profile, rollout_nodes=0, rollout_mem_gb=0.0,
                                 train_mem_gb=resident)
         me = slice_member(job, profile.times, hw)
+        my_solo = profile.times.solo_iteration_max_s
         best: tuple[float, int, str] | None = None
         best_period = 0.0
         for group in snapshot.groups.values():
@@ -140,10 +127,11 @@ class TimeslicePolicy(PlacementPolicy):
                     or any(n.gpu_type != job.train_gpu_type or not n.fits(resident)
                            for n in nodes)):
                 continue
-            members = [slice_member(p.job, p.times, hw)
-                       for p in (snapshot.jobs[j] for j in group.jobs)] + [me]
+            placed = [snapshot.jobs[j] for j in group.jobs]
+            members = [slice_member(p.job, p.times, hw) for p in placed] + [me]
+            solos = [p.times.solo_iteration_max_s for p in placed] + [my_solo]
             period = slice_period_s(members)
-            slack = min(m.slo * m.solo_s - period for m in members)
+            slack = min(m.slo * solo - period for m, solo in zip(members, solos, strict=True))
             if slack < -_SLO_TOL * period:
                 continue
             key = (slack, group.serial, group.group_id)

@@ -10,67 +10,34 @@ when its remaining iterations run out. A group with a paused member (migration a
 regrouping, cold restart) does not progress until every member is ready (its orders wait
 for it).
 
-Effective phases and the period are the group model's
-(:func:`rollmux.model.group.member_phases_s`, :func:`rollmux.model.group.cycle`), as for
-placement's group metrics.
+Both paths take an admitted job as the group model's member,
+:class:`rollmux.group.GroupJob`, pinned to node serials (ints). Effective phases and the
+period are the group model's (:meth:`rollmux.group.GroupJob.effective_phases_s`,
+:func:`rollmux.model.group.cycle`), as for placement's group metrics.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import pandas as pd
 
+from rollmux.group import GroupJob, NodeId
 from rollmux.hardware import Hardware
-from rollmux.model.group import cycle, member_phases_s
+from rollmux.model.group import cycle
 from rollmux.phases import DeadlockError, switch_paid, switch_s
-from rollmux.phasetimes import PhaseTimes
 from rollmux.sim.records import PHASE_RECORD_COLUMNS
 
 __all__ = [
     "AnalyticModel",
     "InFlight",
-    "JobRuntime",
     "colocation_ratio",
     "effective_phases_s",
     "group_cycle",
     "group_period_s",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class JobRuntime:
-    """What both replay paths need of an admitted job (built once at admission).
-
-    ``rollout_nodes``/``train_nodes`` are node serials (for a co-located job its rollout
-    runs on its training nodes); ``sync_s`` the sync of the chosen mode; ``coloc_ratio``
-    the factor turning its rollout time into rollout time on its training GPUs;
-    ``rollout_gpus_per_node``/``train_gpus_per_node`` the job's GPUs on each pinned node;
-    ``staleness`` how many iterations its rollout may run ahead of its training (0:
-    synchronous; docs/designs.md); ``handover_s`` the snapshot a co-located phase pays at
-    its end when its nodes host another job (a time-sliced hand-over, docs/designs.md).
-    ``iteration_limit_s``: the job's ``SLO x T_solo`` (the event model counts its
-    iterations that take longer; ``inf``: none counted).
-    """
-
-    index: int
-    group_id: str
-    colocated: bool
-    times: PhaseTimes
-    sync_s: float
-    coloc_ratio: float
-    rollout_nodes: tuple[int, ...]
-    train_nodes: tuple[int, ...]
-    rollout_gpus: int
-    train_gpus: int
-    rollout_gpus_per_node: tuple[int, ...]
-    train_gpus_per_node: tuple[int, ...]
-    staleness: int = 0
-    handover_s: float = 0.0
-    iteration_limit_s: float = math.inf
 
 
 class InFlight(NamedTuple):
@@ -84,11 +51,11 @@ class InFlight(NamedTuple):
     done: float
 
 
-def _rollout_share(rt: JobRuntime) -> float:
+def _rollout_share(m: GroupJob) -> float:
     """The rollout's share of the job's solo iteration work (rollout, train + sync)."""
-    times = rt.times
-    rollout = times.rollout_s * (rt.coloc_ratio if rt.colocated else 1.0)
-    train = times.train_s + (0.0 if rt.colocated else rt.sync_s)
+    times = m.phases.times
+    rollout = times.rollout_s * (m.coloc_ratio if m.colocated else 1.0)
+    train = times.train_s + m.sync_s
     return rollout / (rollout + train) if rollout + train > 0 else 0.0
 
 
@@ -117,33 +84,31 @@ def gpus_per_node(total: int, nodes: int, gpus_per_node_max: int) -> tuple[int, 
 
 
 def effective_phases_s(
-    members: Sequence[JobRuntime], shared: set[int]
+    members: Sequence[GroupJob], shared: set[NodeId]
 ) -> tuple[list[float], list[float]]:
     """Expected effective (rollout, training) durations of a group's members.
 
     ``shared`` holds the serials of nodes that host more than one member; each member's
-    phases are :func:`rollmux.model.group.member_phases_s`.
+    phases are :meth:`rollmux.group.GroupJob.effective_phases_s`.
     """
     rollout, train = [], []
     for m in members:
-        r, t = member_phases_s(
-            m.times, m.sync_s, colocated=m.colocated, coloc_ratio=m.coloc_ratio,
-            rollout_shared=any(n in shared for n in m.rollout_nodes),
-            train_shared=any(n in shared for n in m.train_nodes), handover_s=m.handover_s)
+        r, t = m.effective_phases_s(rollout_shared=any(n in shared for n in m.rollout_nodes),
+                                    train_shared=any(n in shared for n in m.train_nodes))
         rollout.append(r)
         train.append(t)
     return rollout, train
 
 
-def _nodes(rt: JobRuntime) -> tuple[int, ...]:
+def _nodes(m: GroupJob) -> tuple[NodeId, ...]:
     """Serials of every node a job runs on (a co-located job: its training nodes)."""
-    return tuple(dict.fromkeys((*rt.rollout_nodes, *rt.train_nodes)))
+    return tuple(dict.fromkeys((*m.rollout_nodes, *m.train_nodes)))
 
 
-def shared_nodes(members: Sequence[JobRuntime]) -> set[int]:
+def shared_nodes(members: Sequence[GroupJob]) -> set[NodeId]:
     """Serials of the nodes that host more than one of ``members``."""
-    seen: set[int] = set()
-    shared: set[int] = set()
+    seen: set[NodeId] = set()
+    shared: set[NodeId] = set()
     for m in members:
         for n in (*m.rollout_nodes, *m.train_nodes) if not m.colocated else m.train_nodes:
             if n in seen:
@@ -153,8 +118,8 @@ def shared_nodes(members: Sequence[JobRuntime]) -> set[int]:
 
 
 def group_period_s(
-    members: Sequence[JobRuntime],
-    node_orders: Mapping[int, Sequence[int]] | None = None,
+    members: Sequence[GroupJob],
+    node_orders: Mapping[NodeId, Sequence[int]] | None = None,
 ) -> float:
     """Exact steady-state period (s) of a group's cycle with expected phase times.
 
@@ -167,9 +132,9 @@ def group_period_s(
 
 
 def group_cycle(
-    members: Sequence[JobRuntime],
-    node_orders: Mapping[int, Sequence[int]] | None = None,
-    shared: set[int] | None = None,
+    members: Sequence[GroupJob],
+    node_orders: Mapping[NodeId, Sequence[int]] | None = None,
+    shared: set[NodeId] | None = None,
 ) -> tuple[float, list[int]]:
     """The period (s) of a group's cycle and each member's multiplicity (iterations per cycle).
 
@@ -194,11 +159,11 @@ def group_cycle(
                  [m.train_nodes for m in members], node_orders)
 
 
-def _iteration_share(rt: JobRuntime, in_flight: InFlight | None) -> float:
+def _iteration_share(m: GroupJob, in_flight: InFlight | None) -> float:
     """The share of an iteration ``in_flight`` stands for (rollout first, then train)."""
     if in_flight is None:
         return 0.0
-    rho = _rollout_share(rt)
+    rho = _rollout_share(m)
     if in_flight.phase == "rollout":
         return rho * in_flight.done
     return rho + (1.0 - rho) * in_flight.done
@@ -212,14 +177,15 @@ class AnalyticModel:
         self.events = 0  # no phase events on this path
         self.loop_s = 0.0
         self.now = 0.0
-        self.runtime: dict[int, JobRuntime] = {}
+        self.member: dict[int, GroupJob] = {}
+        self.group_of: dict[int, str] = {}
         self.done: dict[int, float] = {}  # fractional iterations done
         self.target: dict[int, int] = {}
         self.ready_s: dict[int, float] = {}
         self.groups: dict[str, list[int]] = {}
         # Per group, node serial -> cyclic order of job indices; None: round robin in the
         # order the members joined.
-        self.orders: dict[str, dict[int, list[int]] | None] = {}
+        self.orders: dict[str, dict[NodeId, list[int]] | None] = {}
         self.period: dict[str, float] = {}
         self.iteration_s: dict[int, float] = {}  # P / m_j: seconds per iteration
         self.finished: set[int] = set()  # completions reported, jobs not yet removed
@@ -227,35 +193,38 @@ class AnalyticModel:
 
     # ------------------------------------------------------------------ membership
 
-    def add_job(self, rt: JobRuntime, t: float, done: int, target: int, ready_s: float,
-                resident: bool, draws: object = None, in_flight: InFlight | None = None
+    def add_job(self, i: int, group_id: str, member: GroupJob, t: float, done: int,
+                target: int, ready_s: float, resident: bool, draws: object = None,
+                in_flight: InFlight | None = None, iteration_limit_s: float = math.inf
                 ) -> None:
-        """Admit a job into its group at time ``t`` (cold restart when not ``resident``).
+        """Admit job ``i`` into group ``group_id`` at ``t`` (cold restart when not ``resident``).
 
-        It takes the last place of each of its nodes' orders. ``draws`` is ignored: this
-        path runs on the expected phase times. ``in_flight``: the unfinished iteration it
-        resumes (a share of an iteration here).
+        It takes the last place of each of its nodes' orders. ``draws`` and
+        ``iteration_limit_s`` are ignored: this path runs on the expected phase times and
+        has no iterations. ``in_flight``: the unfinished iteration it resumes (a share of
+        an iteration here).
         """
-        del draws
+        del draws, iteration_limit_s
         self._advance(t)
-        i = rt.index
-        self.runtime[i] = rt
-        self.done[i] = float(done) + _iteration_share(rt, in_flight)
+        self.member[i] = member
+        self.group_of[i] = group_id
+        self.done[i] = float(done) + _iteration_share(member, in_flight)
         self.target[i] = target
         pause = ready_s - t
         if not resident:
             # First phase on each pool reloads state from disk: a cold switch each.
-            pause += 2.0 * switch_s(switch_paid(True, rt.colocated, False),
-                                    rt.times.warm_switch_s, rt.times.cold_switch_s)
+            times = member.phases.times
+            pause += 2.0 * switch_s(switch_paid(True, member.colocated, False),
+                                    times.warm_switch_s, times.cold_switch_s)
         self.ready_s[i] = t + max(0.0, pause)
         self.busy.setdefault(i, [0.0, 0.0])
         self.finished.discard(i)
-        self.groups.setdefault(rt.group_id, []).append(i)
-        orders = self.orders.setdefault(rt.group_id, None)
+        self.groups.setdefault(group_id, []).append(i)
+        orders = self.orders.setdefault(group_id, None)
         if orders is not None:
-            for n in _nodes(rt):
+            for n in _nodes(member):
                 orders.setdefault(n, []).append(i)
-        self._refresh(rt.group_id)
+        self._refresh(group_id)
 
     def in_flight(self, i: int, t: float) -> InFlight | None:
         """Job ``i``'s unfinished iteration at ``t`` (None: none begun)."""
@@ -263,7 +232,7 @@ class AnalyticModel:
         share = self.done[i] - math.floor(self.done[i] + 1e-9)
         if share <= 1e-9:
             return None
-        rho = _rollout_share(self.runtime[i])
+        rho = _rollout_share(self.member[i])
         if share < rho:
             return InFlight("rollout", share / rho)
         return InFlight("train", (share - rho) / (1.0 - rho) if rho < 1.0 else 1.0)
@@ -271,8 +240,9 @@ class AnalyticModel:
     def remove_job(self, i: int, t: float) -> int:
         """Take a job out at ``t``; returns its whole iterations done (progress kept)."""
         self._advance(t)
-        rt = self.runtime.pop(i)
-        members = self.groups[rt.group_id]
+        member = self.member.pop(i)
+        group_id = self.group_of.pop(i)
+        members = self.groups[group_id]
         members.remove(i)
         done = self.done.pop(i)
         self.target.pop(i)
@@ -282,20 +252,20 @@ class AnalyticModel:
         # A partial iteration is lost: its useful work stays in the busy time, the job
         # resumes from its last whole iteration.
         whole = math.floor(done + 1e-9)
-        orders = self.orders.get(rt.group_id)
+        orders = self.orders.get(group_id)
         if orders is not None:
-            for n in _nodes(rt):
+            for n in _nodes(member):
                 left = [j for j in orders[n] if j != i]
                 if left:
                     orders[n] = left
                 else:
                     del orders[n]
         if members:
-            self._refresh(rt.group_id)
+            self._refresh(group_id)
         else:
-            del self.groups[rt.group_id]
-            self.period.pop(rt.group_id, None)
-            self.orders.pop(rt.group_id, None)
+            del self.groups[group_id]
+            self.period.pop(group_id, None)
+            self.orders.pop(group_id, None)
         return whole
 
     def set_node_orders(self, group_id: str, orders: Mapping[int, Sequence[int]]) -> None:
@@ -309,9 +279,9 @@ class AnalyticModel:
         if not {i for seq in orders.values() for i in seq} <= set(members):
             return  # not every member is admitted yet
         before = self.orders.get(group_id)
-        current = before if before is not None else {
-            n: [i for i in members if n in _nodes(self.runtime[i])]
-            for n in dict.fromkeys(n for i in members for n in _nodes(self.runtime[i]))}
+        current: dict[NodeId, list[int]] = before if before is not None else {
+            n: [i for i in members if n in _nodes(self.member[i])]
+            for n in dict.fromkeys(n for i in members for n in _nodes(self.member[i]))}
         self.orders[group_id] = {**current, **{n: list(seq) for n, seq in orders.items()}}
         try:
             self._refresh(group_id)
@@ -327,18 +297,18 @@ class AnalyticModel:
         model.
         """
         members = self.groups[group_id]
-        rts = [self.runtime[i] for i in members]
+        group = [self.member[i] for i in members]
         active = [i for i in members if i not in self.finished]
         if not active:
             self.period[group_id] = math.inf
             return
         orders = self.orders.get(group_id)
-        local = None
+        local: dict[NodeId, list[int]] | None = None
         if orders is not None:
             pos = {i: k for k, i in enumerate(active)}
             local = {n: [pos[i] for i in seq if i in pos] for n, seq in orders.items()}
             local = {n: seq for n, seq in local.items() if seq}
-        period, mult = group_cycle([self.runtime[i] for i in active], local, shared_nodes(rts))
+        period, mult = group_cycle([self.member[i] for i in active], local, shared_nodes(group))
         if not math.isfinite(period):
             raise DeadlockError(f"group {group_id}: its node orders {local} deadlock "
                                 f"(no phase can start)")
@@ -367,14 +337,14 @@ class AnalyticModel:
                     continue
                 gained = min(elapsed / self.iteration_s[i], left)
                 self.done[i] += gained
-                rt = self.runtime[i]
-                b = self.busy[i]
-                if rt.colocated:
-                    b[1] += gained * (rt.times.rollout_s * rt.coloc_ratio + rt.times.train_s) \
-                        * rt.train_gpus
+                m = self.member[i]
+                times, b = m.phases.times, self.busy[i]
+                if m.colocated:
+                    b[1] += gained * (times.rollout_s * m.coloc_ratio + times.train_s) \
+                        * m.phases.train_gpus
                 else:
-                    b[0] += gained * rt.times.rollout_s * rt.rollout_gpus
-                    b[1] += gained * rt.times.train_s * rt.train_gpus
+                    b[0] += gained * times.rollout_s * m.phases.rollout_gpus
+                    b[1] += gained * times.train_s * m.phases.train_gpus
         self.now = t
 
     def next_completion(self) -> tuple[float, int] | None:
@@ -401,7 +371,7 @@ class AnalyticModel:
         self._advance(t)
         self.done[i] = float(self.target[i])
         self.finished.add(i)
-        self._refresh(self.runtime[i].group_id)
+        self._refresh(self.group_of[i])
         return [(i, t)]
 
     def iterations_done(self, i: int) -> int:

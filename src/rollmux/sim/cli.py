@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rollmux.cliformat import FORMATS, print_record
 from rollmux.cliutil import (
     add_hardware,
     add_quiet,
@@ -213,8 +214,10 @@ def run_simulate(args: argparse.Namespace) -> int:
             raise UsageError(f"default output folder: {exc} (give --out)") from None
     with progress_bar(f"simulate {args.policy}", unit="job", quiet=args.quiet) as bar:
         result = run_replay(spec, out, progress=bar.update)
-    if not args.quiet:
-        s = result.summary
+    s = result.summary
+    if args.format is not None:  # the whole summary.json, for reading or for programs
+        print_record(s, args.format)
+    elif not args.quiet:
         print(f"{args.policy}: {s['jobs_completed']}/{s['jobs']} jobs completed, "
               f"${s['cost_usd_per_h']:.1f}/h average, total ${s['total_cost_usd']:.0f}, "
               f"SLO attainment {s['slo_attainment']:.3f}; wrote {printable(out)}")
@@ -267,6 +270,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--hardware-overrides", default=None,
                    help='JSON object of dotted-key overrides, e.g. '
                         '\'{"gpus.H20.price_usd_per_h": 2.0}\'')
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="print the whole summary (summary.json) as table (one field per "
+                        "line), csv or json instead of the one summary line (printed even "
+                        "with --quiet)")
     add_quiet(p, ", no summary line")
     p.set_defaults(func=run_simulate)
 

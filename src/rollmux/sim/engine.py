@@ -12,8 +12,11 @@ the provisioned GPUs as a step function of time. How admitted jobs progress is a
 * :class:`rollmux.sim.analytic.AnalyticModel` (fidelity ``analytic``): groups progress
   at their exact steady-state rate between events.
 
-What a phase does (its switch, when its nodes free, what a migrated long tail holds, the
-sync) is stated once in :mod:`rollmux.phases`.
+Both take an admitted job as the group model's member (:class:`rollmux.group.GroupJob`,
+pinned to node serials; :meth:`_Driver._member`). What a phase does (its switch, when its
+nodes free, what a migrated long tail holds, the sync) is stated once in
+:mod:`rollmux.phases`; the per-iteration phase draws and the drifted profiles come from
+:mod:`rollmux.sim.sampling`.
 """
 
 from __future__ import annotations
@@ -22,21 +25,18 @@ import dataclasses
 import heapq
 import math
 import time
-from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from rollmux.closedform import pools_from_hardware, verl
-from rollmux.errors import echo
+from rollmux.closedform import JobPhases, pools_from_hardware, verl
+from rollmux.group import GroupJob
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
-from rollmux.memo import Memo
 from rollmux.model import resolve
 from rollmux.model.group import cycle, handover_s
-from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import (
     ClusterSnapshot,
     GroupKind,
@@ -54,27 +54,26 @@ from rollmux.placement import (
 from rollmux.placement.base import group_model
 from rollmux.placement.snapshot import GroupState
 from rollmux.placement.timeslice import slice_member, slice_period_s
-from rollmux.sim.analytic import AnalyticModel, JobRuntime, colocation_ratio, gpus_per_node
-from rollmux.sim.drift import (
-    NO_DRIFT,
-    DriftRangeError,
-    DriftReach,
-    DriftSetting,
-    DriftTemplate,
-    assign_templates,
-    parse_reach,
-    parse_template,
-)
+from rollmux.sim.analytic import AnalyticModel, colocation_ratio
+from rollmux.sim.drift import DriftReach, parse_reach
 from rollmux.sim.drift import FailureSpec as Failure
 from rollmux.sim.eventmodel import DeadlockError, EventModel
 from rollmux.sim.metrics import REL_TOL, slowdown_slo_met, summarize
 from rollmux.sim.phasesink import PhaseSink
-from rollmux.sim.progress import InFlight, PhaseDraws, ProgressModel
+from rollmux.sim.progress import InFlight, ProgressModel
 from rollmux.sim.records import (
     EVENT_COLUMNS,
     JOB_COLUMNS,
     SimulationResult,
     timeseries_columns,
+)
+from rollmux.sim.sampling import (
+    DrawFactory,
+    ProfileFactory,
+    default_draw_factory,
+    default_profile_factory,
+    drift_templates,
+    length_source,
 )
 
 __all__ = [
@@ -91,6 +90,7 @@ __all__ = [
     "default_draw_factory",
     "default_profile_factory",
     "drift_templates",
+    "length_source",
     "simulate_trace",
     "with_submitted_jobs",
 ]
@@ -196,133 +196,6 @@ def _as_failure(value: Any) -> Failure:
                          f"resubmit_at_s, got {value!r}") from None
 
 
-# --------------------------------------------------------------------------- sampling
-
-
-#: A job's phase draws (:class:`PhaseDraws`) from the job and its phase times.
-DrawFactory = Callable[[RLJob, PhaseTimes], PhaseDraws]
-
-#: A job as re-profiled at a training progress in [0, 1]: its drifted phase profile.
-ProfileFactory = Callable[[RLJob, float], RLJob]
-
-# Memo of draw tables: the sampler is deterministic per (job, times, seed, options,
-# template), so replays of one trace under several policies share its (costly) draws.
-# Bounded by the tables' iterations: 1e6 iterations are 24 MB of tables.
-_DRAWS: Memo[tuple[Any, ...], PhaseDraws] = Memo(
-    "rollmux.sim.engine.draws", 1_000_000, weight=lambda table: len(table.rollout_s))
-
-
-def drift_templates(setting: str, job_ids: Sequence[str], seed: int
-                    ) -> dict[str, DriftTemplate]:
-    """Each job's drift template: a setting (Increasing/Decreasing/Mixed) or one template."""
-    names = {s.value.lower(): s for s in DriftSetting}
-    if setting.lower() in names:
-        return assign_templates(list(job_ids), names[setting.lower()], seed)
-    try:
-        template = parse_template(setting)
-    except DriftRangeError as exc:
-        raise ValueError(f"drift {echo(setting)}: {exc}") from None
-    except ValueError:
-        valid = ", ".join(["none", *(s.value for s in DriftSetting), "increasing-1.0", "..."])
-        raise ValueError(f"drift {echo(setting)}: unknown setting (valid: {valid})") from None
-    return dict.fromkeys(job_ids, template)
-
-
-def _stochastic_config(config: SimConfig) -> Any:
-    """The phase sampler's :class:`StochasticConfig` of a replay config."""
-    from rollmux.sim.stochastic import StochasticConfig
-
-    options: dict[str, Any] = {"migration": config.migration}
-    if config.migration_threshold is not None:
-        options["migration_threshold"] = config.migration_threshold
-    return StochasticConfig(**options)
-
-
-def length_source(path: str | None) -> Any:
-    """The :class:`rollmux.sim.lengths.LengthSource` of a folder, read once per process."""
-    if path is None:
-        return None
-    from rollmux.sim.lengths import LengthSource
-
-    hit = _SOURCES.get(path)
-    if hit is None:
-        hit = _SOURCES[path] = LengthSource.read(path)
-    return hit
-
-
-_SOURCES: dict[str, Any] = {}
-
-
-def default_draw_factory(hw: Hardware, config: SimConfig, seed: int,
-                         job_ids: Sequence[str] = ()) -> tuple[DrawFactory | None, str]:
-    """Per-job draw tables from the stochastic sampler (None: expected times) and a label.
-
-    Drift templates come from ``config.drift`` (seeded with ``seed``); long-tail migration
-    from ``config.migration``. Tables are memoised across replays in this process.
-    """
-    templates = drift_templates(config.drift, job_ids, seed)
-    if config.fidelity != "event" or not config.stochastic:
-        return None, "expected"
-    from rollmux.sim.stochastic import PhaseSampler
-
-    sconf = _stochastic_config(config)
-    source = length_source(config.lengths)
-
-    def make(job: RLJob, times: PhaseTimes) -> PhaseDraws:
-        template = templates[job.job_id]
-        # Value keys (equal hardware loaded twice shares the tables).
-        key = (job, times, seed, sconf, template, config.drift_reach, hw, config.lengths)
-        hit = _DRAWS.get(key)
-        if hit is not None:
-            return hit
-        sampler = PhaseSampler(resolve(job, hw), root_seed=seed, config=sconf, drift=template,
-                               drift_reach=config.drift_reach, times=times, lengths=source)
-        draws = [sampler.sample(k) for k in range(job.iterations)]
-        table = PhaseDraws(array("d", [d.rollout_s for d in draws]),
-                           array("d", [d.rollout_node_s for d in draws]),
-                           array("d", [d.train_s for d in draws]),
-                           array("i", [d.tail_gpus for d in draws]))
-        return _DRAWS.put(key, table)
-
-    return make, "stochastic"
-
-
-def default_profile_factory(hw: Hardware, config: SimConfig, seed: int,
-                            job_ids: Sequence[str] = ()) -> ProfileFactory | None:
-    """Each job's drifted profile at a training progress (None: no profile ever drifts).
-
-    The profile is what the one-shot profiler would measure at that progress
-    (:meth:`rollmux.sim.stochastic.PhaseSampler.drifted_times`): the job with its expected
-    and worst-case rollout and training times replaced. Profiles drift only with sampled
-    phases, a template other than ``none`` and ``drift_reach`` ``profile``.
-    """
-    templates = drift_templates(config.drift, job_ids, seed)
-    if (config.fidelity != "event" or not config.stochastic
-            or config.drift_reach != DriftReach.PROFILE.value
-            or all(t == NO_DRIFT for t in templates.values())):
-        return None
-    from rollmux.sim.stochastic import PhaseSampler
-
-    sconf = _stochastic_config(config)
-    samplers: dict[str, PhaseSampler] = {}
-
-    def drifted(job: RLJob, progress: float) -> RLJob:
-        sampler = samplers.get(job.job_id)
-        if sampler is None:
-            sampler = PhaseSampler(resolve(job, hw), root_seed=seed, config=sconf,
-                                   drift=templates[job.job_id],
-                                   drift_reach=config.drift_reach)
-            samplers[job.job_id] = sampler
-        times = sampler.drifted_times(progress)
-        if times is sampler.times:
-            return job
-        return dataclasses.replace(job, rollout_s=times.rollout_s,
-                                   rollout_max_s=times.rollout_max_s, train_s=times.train_s,
-                                   train_max_s=times.train_max_s)
-
-    return drifted
-
-
 def with_submitted_jobs(r: Regrouping, jobs: Mapping[str, RLJob], hw: Hardware
                         ) -> Regrouping:
     """``r`` with each placement's job as submitted (``jobs`` by id) and its profile.
@@ -366,7 +239,6 @@ class _JobState:
     """The driver's bookkeeping of one trace job."""
 
     job: RLJob
-    solo_iteration_s: float = math.nan
     planned_slowdown: float = math.nan
     status: str = "pending"
     strategy: str = ""
@@ -480,7 +352,7 @@ class _Driver:
             members = [slice_member(snap.jobs[j].job, snap.jobs[j].times, snap.hw)
                        for j in group.jobs]
             period = slice_period_s(members)
-            return {j: period / m.solo_s for j, m in zip(group.jobs, members, strict=True)}
+            return {j: period / snap.jobs[j].times.solo_iteration_max_s for j in group.jobs}
         model = group_model(group, snap, worst_case=True)
         if group.node_orders is not None:
             # Planned orders (rollmux-repeat): member j's average iteration P / m_j of the
@@ -536,45 +408,38 @@ class _Driver:
 
     # ------------------------------------------------------------------ runtime
 
-    def _runtime(self, k: int, snap: ClusterSnapshot) -> JobRuntime:
-        """The progress models' view of admitted job ``k`` in ``snap``."""
+    def _member(self, k: int, snap: ClusterSnapshot) -> GroupJob:
+        """Admitted job ``k`` of ``snap`` as the progress models take it: pinned to serials.
+
+        A co-located job (veRL, a time slice) runs its rollout on its training nodes and
+        GPUs; Gavel+ may give a job other node counts than it asked for: GPUs follow them.
+        """
         job = self.jobs[k]
         placed = snap.jobs[job.job_id]
-        group = snap.groups[placed.group_id]
-        colocated = group.kind in (GroupKind.COLOCATED, GroupKind.TIMESLICE)
+        kind = snap.groups[placed.group_id].kind
+        colocated = kind in (GroupKind.COLOCATED, GroupKind.TIMESLICE)
         gpn = self.hw.node.gpus_per_node
         rnodes = tuple(_serial(n) for n in placed.rollout_nodes)
         tnodes = tuple(_serial(n) for n in placed.train_nodes)
-        r_type = snap.nodes[placed.rollout_nodes[0]].gpu_type if rnodes else \
-            job.rollout_gpu_type
-        t_type = snap.nodes[placed.train_nodes[0]].gpu_type
-        # Gavel+ may give a job other node counts than it asked for: GPUs follow the nodes.
-        r_gpus = job.rollout_gpus if len(rnodes) == math.ceil(job.rollout_gpus / gpn) else \
-            len(rnodes) * gpn
         t_gpus = job.train_gpus if len(tnodes) == math.ceil(job.train_gpus / gpn) else \
             len(tnodes) * gpn
         times = placed.times
-        sync = times.sync_flat_s if self.config.sync == "flat" else times.sync_s
-        return JobRuntime(
-            index=k,
-            group_id=placed.group_id,
-            colocated=colocated,
-            times=times,
-            sync_s=sync,
-            coloc_ratio=colocation_ratio(self.hw, r_type, job.rollout_gpus, t_type, t_gpus)
-            if colocated else 1.0,
-            rollout_nodes=tnodes if colocated else rnodes,
-            train_nodes=tnodes,
-            rollout_gpus=r_gpus,
-            train_gpus=t_gpus,
-            rollout_gpus_per_node=gpus_per_node(t_gpus if colocated else r_gpus,
-                                                len(tnodes if colocated else rnodes), gpn),
-            train_gpus_per_node=gpus_per_node(t_gpus, len(tnodes), gpn),
-            staleness=placed.staleness,
-            handover_s=handover_s(times, self.hw.perf.warm_switch_const_s)
-            if group.kind is GroupKind.TIMESLICE else 0.0,
-            iteration_limit_s=job.slo * self._solo_s(job) * (1.0 + REL_TOL),
-        )
+        if colocated:
+            r_type = snap.nodes[placed.rollout_nodes[0]].gpu_type if rnodes else \
+                job.rollout_gpu_type
+            t_type = snap.nodes[placed.train_nodes[0]].gpu_type
+            return GroupJob(
+                JobPhases(times, t_gpus, t_gpus), tnodes, tnodes, job.slo,
+                placed.rollout_mem_gb, placed.train_mem_gb, job.job_id,
+                flat_sync=self.config.sync == "flat", colocated=True,
+                coloc_ratio=colocation_ratio(self.hw, r_type, job.rollout_gpus, t_type, t_gpus),
+                handover_s=handover_s(times, self.hw.perf.warm_switch_const_s)
+                if kind is GroupKind.TIMESLICE else 0.0, staleness=placed.staleness)
+        r_gpus = job.rollout_gpus if len(rnodes) == math.ceil(job.rollout_gpus / gpn) else \
+            len(rnodes) * gpn
+        return GroupJob(JobPhases(times, r_gpus, t_gpus), rnodes, tnodes, job.slo,
+                        placed.rollout_mem_gb, placed.train_mem_gb, job.job_id,
+                        flat_sync=self.config.sync == "flat", staleness=placed.staleness)
 
     def _solo_s(self, job: RLJob) -> float:
         """The job's estimated solo iteration time: the paper's SLO reference (sec. 4.2).
@@ -607,11 +472,14 @@ class _Driver:
              in_flight: InFlight | None = None) -> None:
         """Hand admitted job ``k`` to the progress model (resuming ``in_flight``)."""
         st = self.state[k]
-        rt = self._runtime(k, snap)
-        draws = None if self.draw_factory is None else self.draw_factory(st.job, rt.times)
-        self.model.add_job(rt, t, st.done, st.job.iterations, ready_s, resident, draws,
-                           in_flight)
-        st.group_id = rt.group_id
+        group_id = snap.jobs[st.job.job_id].group_id
+        member = self._member(k, snap)
+        draws = None if self.draw_factory is None else self.draw_factory(
+            st.job, snap.jobs[st.job.job_id].times)
+        self.model.add_job(k, group_id, member, t, st.done, st.job.iterations, ready_s,
+                           resident, draws, in_flight,
+                           st.job.slo * self._solo_s(st.job) * (1.0 + REL_TOL))
+        st.group_id = group_id
         st.status = "running"
         st.since_s = t
         st.incarnations += 1

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from rollmux.group import GroupJob
 from rollmux.phases import (
     DeadlockError,
     appearances,
@@ -39,7 +40,7 @@ from rollmux.phases import (
     switch_s,
     tail_gpus_per_node,
 )
-from rollmux.sim.analytic import InFlight, JobRuntime
+from rollmux.sim.analytic import InFlight, gpus_per_node
 from rollmux.sim.eventstate import (
     _OUT,
     _ROLLING,
@@ -103,53 +104,60 @@ class EventModel:
 
     # ------------------------------------------------------------------ membership
 
-    def add_job(self, rt: JobRuntime, t: float, done: int, target: int, ready_s: float,
-                resident: bool, draws: PhaseDraws | None, in_flight: InFlight | None = None
+    def add_job(self, i: int, group_id: str, member: GroupJob, t: float, done: int,
+                target: int, ready_s: float, resident: bool, draws: PhaseDraws | None = None,
+                in_flight: InFlight | None = None, iteration_limit_s: float = math.inf
                 ) -> None:
-        """Admit job ``rt.index`` at ``t`` with ``done`` of ``target`` iterations done.
+        """Admit job ``i`` (of group ``group_id``) at ``t`` with ``done`` of ``target`` done.
 
+        ``member``: its phases and node serials (its GPUs fill its nodes in turn);
         ``in_flight``: the unfinished iteration it resumes (its phase starts with the
-        share already done; a rollout already complete resumes at its training).
+        share already done; a rollout already complete resumes at its training);
+        ``iteration_limit_s``: iterations longer than this are counted as above its SLO.
         """
+        del group_id  # the nodes hold the orders; groups never share a node
         self.now = max(self.now, t)
-        job = self.jobs[rt.index]
+        job = self.jobs[i]
         job.iteration = done
         job.target = target
         job.state = _WANTS_ROLLOUT
         job.ready_s = ready_s
         job.holding = False
         job.draws = draws
-        coloc = rt.colocated
-        times = rt.times
+        coloc = member.colocated
+        times = member.phases.times
+        gpn = self.gpus_per_node
+        r_serials = tuple(int(n) for n in member.rollout_nodes)
+        t_serials = tuple(int(n) for n in member.train_nodes)
+        r_gpus = gpus_per_node(member.phases.rollout_gpus, len(r_serials), gpn)
+        t_gpus = gpus_per_node(member.phases.train_gpus, len(t_serials), gpn)
         job.carry = 0.0
         if in_flight is not None:
             job.carry = min(1.0, max(0.0, in_flight.done))
             if in_flight.phase == "train":
                 job.state = _WANTS_TRAIN
                 job.next_train_s = times.train_s if draws is None else draws.train_s[done]
-        serials = rt.train_nodes if coloc else (*rt.rollout_nodes, *rt.train_nodes)
+        serials = t_serials if coloc else (*r_serials, *t_serials)
         job.cold_left = set() if resident else set(serials)
         for n in serials:
             node = self.nodes.get(n)
             if node is None:
-                pool = _TRAIN_POOL if coloc or n in rt.train_nodes else _ROLLOUT_POOL
+                pool = _TRAIN_POOL if coloc or n in t_serials else _ROLLOUT_POOL
                 node = self.nodes[n] = _Node(n, pool)
             node.order.append(job)
             node.occurrence.append(0)
-        r_serials = rt.train_nodes if coloc else rt.rollout_nodes
-        r_gpus = rt.train_gpus_per_node if coloc else rt.rollout_gpus_per_node
         job.nodes = tuple(self.nodes[n] for n in serials)
         job.rollout_nodes = tuple(self.nodes[n] for n in r_serials)
-        job.train_nodes = tuple(self.nodes[n] for n in rt.train_nodes)
+        job.train_nodes = tuple(self.nodes[n] for n in t_serials)
         job.colocated = coloc
         job.warm_switch_s = times.warm_switch_s
         job.cold_switch_s = times.cold_switch_s
         job.cold_phase_switch_s = switch_s(switch_paid(True, coloc, False),
                                            times.warm_switch_s, times.cold_switch_s)
-        job.sync_s = 0.0 if coloc else rt.sync_s
-        job.coloc_ratio = rt.coloc_ratio
-        job.handover_s = rt.handover_s
-        job.staleness = rt.staleness
+        job.sync_s = member.sync_s
+        job.coloc_ratio = member.coloc_ratio
+        job.handover_s = member.handover_s
+        job.staleness = member.staleness
         job.rolled = done
         job.rolling_k = -1
         job.train_start_s = -1.0
@@ -162,15 +170,15 @@ class EventModel:
                                           _TRAIN_POOL if coloc else _ROLLOUT_POOL,
                                           r_serials, r_gpus)
         job.train_layout = self._layout(job.index, PHASE_CODES["train"], _TRAIN_POOL,
-                                        rt.train_nodes, rt.train_gpus_per_node)
+                                        t_serials, t_gpus)
         job.rollout_gpus = sum(r_gpus)
         job.rollout_gpus_per_node = tuple(r_gpus)
         job.tail_gpus = 0
         job.tail_placements = {}
-        job.train_gpus = sum(rt.train_gpus_per_node)
+        job.train_gpus = sum(t_gpus)
         job.multiplicity = 1
         job.occurrence = 0
-        job.iteration_limit_s = rt.iteration_limit_s
+        job.iteration_limit_s = iteration_limit_s
         # The job joins every node at the end of the node's order, from the latest of
         # its nodes' current rounds on.
         job.round = max(node.round for node in job.nodes)
@@ -178,7 +186,7 @@ class EventModel:
         for node in job.nodes:
             self._normalise(node)
         if job.staleness and any(len(node.order) > 1 for node in job.nodes):
-            raise ValueError(f"job {rt.index}: an asynchronous job must hold its nodes alone")
+            raise ValueError(f"job {i}: an asynchronous job must hold its nodes alone")
         if ready_s > t:
             self._push(ready_s, _READY, job)
         if job.staleness:

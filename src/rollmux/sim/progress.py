@@ -9,13 +9,15 @@ same methods on either and never asks which one it has.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 import pandas as pd
 
-from rollmux.sim.analytic import InFlight, JobRuntime
+from rollmux.group import GroupJob
+from rollmux.sim.analytic import InFlight
 
 __all__ = ["InFlight", "PhaseDraws", "ProgressModel"]
 
@@ -45,14 +47,18 @@ class ProgressModel(Protocol):
     events: int
     loop_s: float
 
-    def add_job(self, rt: JobRuntime, t: float, done: int, target: int, ready_s: float,
-                resident: bool, draws: PhaseDraws | None, in_flight: InFlight | None = None
+    def add_job(self, i: int, group_id: str, member: GroupJob, t: float, done: int,
+                target: int, ready_s: float, resident: bool, draws: PhaseDraws | None = None,
+                in_flight: InFlight | None = None, iteration_limit_s: float = math.inf
                 ) -> None:
-        """Admit job ``rt.index`` at ``t`` with ``done`` of ``target`` iterations done.
+        """Admit job ``i`` into group ``group_id`` at ``t`` with ``done`` of ``target`` done.
 
-        It may start at ``ready_s``; ``resident``: its state is on its nodes (else each
-        node's first phase pays a cold switch); ``draws``: its phase times (None: the
-        expected ones); ``in_flight``: the unfinished iteration it resumes (a free move).
+        ``member``: the job as the group model's member, pinned to node serials. It may
+        start at ``ready_s``; ``resident``: its state is on its nodes (else each node's
+        first phase pays a cold switch); ``draws``: its phase times (None: the expected
+        ones); ``in_flight``: the unfinished iteration it resumes (a free move);
+        ``iteration_limit_s``: its SLO x T_solo (the event model counts the iterations
+        that take longer; ``inf``: none counted).
         """
 
     def in_flight(self, i: int, t: float) -> InFlight | None:

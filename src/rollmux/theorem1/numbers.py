@@ -258,9 +258,9 @@ def _mean_range(values: pd.Series, scale: float, digits: int) -> str:
         return "-"
     text = f"{v.mean():,.{digits}f}"
     if len(v) > 1:
-        from scipy import stats
+        from scipy import special  # Student's t quantile, as scipy.stats.t.ppf computes it
 
-        half = float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / len(v) ** 0.5)
+        half = float(special.stdtrit(len(v) - 1, 0.975) * v.std(ddof=1) / len(v) ** 0.5)
         low, high = f"{v.mean() - half:,.{digits}f}", f"{v.mean() + half:,.{digits}f}"
         if (low, high) != (text, text):  # an interval narrower than the digits shown
             text += f" [{low}, {high}]"

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from rollmux.traces import generate
 
 GENERATORS = ("production", "simulation", "microbench")
+#: Table 6 profile of `trace generate simulation` and `trace adapt` without --profile.
+PROFILE_DEFAULT = "mixed"
 #: Arrival horizon per adapter when --horizon-h is absent: two weeks (§6.4), 580 h (§6.5).
 HORIZON_DEFAULT_H = {"alibaba": 336.0, "philly": 580.0}
 #: Longest arrival horizon or job duration accepted by the adapters: a year.
@@ -76,13 +78,22 @@ def _write_validated(result: generate.Generated, out: Path, hw: Any) -> None:
     atomic_write(out, write)
 
 
-def _report(result: generate.Generated, out: Path) -> None:
-    """Print achieved statistics beside the targets and where the trace went."""
+def _report(result: generate.Generated, out: Path, fmt: str = "table") -> None:
+    """Print achieved statistics beside the targets and where the trace went.
+
+    ``table``: aligned lines and the ``wrote`` line on stdout; ``csv``/``json``: the
+    statistics table alone on stdout (for programs) and the ``wrote`` line on stderr.
+    """
     from rollmux.traces import generate
 
-    for line in generate.statistics_lines(result):
-        print(printable(line))
-    print(f"wrote {printable(out)} ({len(result.jobs)} jobs)")
+    wrote = f"wrote {printable(out)} ({len(result.jobs)} jobs)"
+    if fmt == "table":
+        for line in generate.statistics_lines(result):
+            print(printable(line))
+        print(wrote)
+        return
+    print_table(generate.statistics_table(result), fmt)
+    print(f"rollmux: {wrote}", file=sys.stderr)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -102,7 +113,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     with elapsed_bar(f"trace generate {args.kind}", quiet=args.quiet):
         result, hw = _generated(args)
         _write_validated(result, args.out, hw)
-    _report(result, args.out)
+    _report(result, args.out, args.format)
     return ExitStatus.OK
 
 
@@ -113,6 +124,9 @@ def _generated(args: argparse.Namespace) -> tuple[generate.Generated, Any]:
     if args.kind == "microbench" and (args.jobs is not None or args.rate_scale != 1):
         raise UsageError("--jobs and --rate-scale apply to production and simulation "
                          "traces (microbench has one job per type)")
+    if args.kind != "simulation" and args.profile is not None:
+        raise UsageError(f"--profile applies to simulation traces and `trace adapt` only "
+                         f"(a {args.kind} trace has the paper's own job mix)")
     hw = _hardware(args)
     workloads = generate.load_workloads(args.workloads)
     if args.kind == "production":
@@ -121,7 +135,7 @@ def _generated(args: argparse.Namespace) -> tuple[generate.Generated, Any]:
     elif args.kind == "simulation":
         result = generate.generate_simulation(
             args.seed,
-            args.profile,
+            args.profile or PROFILE_DEFAULT,
             hw,
             workloads,
             runtimes_source=args.runtimes,
@@ -151,7 +165,7 @@ def cmd_adapt(args: argparse.Namespace) -> int:
         hw = _hardware(args)
         result = _adapted(args, hw, match)
         _write_validated(result, args.out, hw)
-    _report(result, args.out)
+    _report(result, args.out, args.format)
     return ExitStatus.OK
 
 
@@ -168,7 +182,7 @@ def _adapted(args: argparse.Namespace, hw: Any, match: tuple[float, float] | Non
             seed=args.seed,
             horizon_h=horizon_h,
             mean_duration_h=args.mean_duration_h,
-            profile=args.profile,
+            profile=args.profile or PROFILE_DEFAULT,
             keep=adapters.AlibabaFilter(min_gpus=args.min_gpus),
             hw=hw,
             workloads=workloads,
@@ -180,7 +194,7 @@ def _adapted(args: argparse.Namespace, hw: Any, match: tuple[float, float] | Non
             jobs=args.jobs,
             horizon_h=horizon_h,
             match=match,
-            profile=args.profile,
+            profile=args.profile or PROFILE_DEFAULT,
             hw=hw,
             workloads=workloads,
         )
@@ -267,9 +281,11 @@ def _generation_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile",
-        default="mixed",
-        help="Table 6 profile: mixed, balanced, rollout-heavy, train-heavy, or e.g. RH-M",
+        default=None,
+        help=f"Table 6 profile: mixed, balanced, rollout-heavy, train-heavy, or e.g. RH-M "
+             f"(default {PROFILE_DEFAULT}; simulation traces and adapt only)",
     )
+    add_format(parser, "the statistics table (csv and json: the 'wrote' line goes to stderr)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
@@ -21,6 +21,9 @@ from rollmux.io import read_yaml
 from rollmux.memo import memoised
 from rollmux.traces import philly
 from rollmux.traces.stats import PAPER_TARGETS, job_summary
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HOUR_S = 3600.0
 WORKLOADS_FILE = "workloads.yaml"
@@ -658,6 +661,19 @@ def statistics_lines(generated: Generated) -> list[str]:
         value = generated.achieved.get(key, "")
         lines.append(f"{key:<34} {_fmt(target):>16} {_fmt(value):>16}")
     return lines
+
+
+def statistics_table(generated: Generated) -> pd.DataFrame:
+    """The rows of :func:`statistics_lines` as a table (statistic, target, achieved; a
+    statistic without a target or an achieved value has an empty cell)."""
+    import pandas as pd
+
+    keys = list(generated.targets) + [k for k in generated.achieved if k not in generated.targets]
+    return pd.DataFrame({
+        "statistic": keys,
+        "target": [generated.targets.get(k) for k in keys],
+        "achieved": [generated.achieved.get(k) for k in keys],
+    })
 
 
 def _fmt(value: Any) -> str:

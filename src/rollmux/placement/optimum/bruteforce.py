@@ -25,7 +25,7 @@ from rollmux.placement.optimum.plans import (
     check_space,
     check_time_limit,
     context,
-    job_data,
+    resolved_jobs,
 )
 from rollmux.placement.optimum.search import min_cost
 
@@ -80,7 +80,7 @@ def bruteforce_partition(
     all_orders = check_orders(orders)
     full_space = check_space(space)
     ctx = context(hw)
-    data = job_data(jobs, ctx)
+    data = resolved_jobs(jobs, ctx)
     n = len(data)
     memo: dict[int, GroupPlan | None] = {}
 

@@ -38,8 +38,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rollmux.model import ResolvedJob
 from rollmux.placement.optimum.periods import PeriodCache
-from rollmux.placement.optimum.plans import Context, GroupPlan, JobData, Partition, solo_plan
+from rollmux.placement.optimum.plans import (
+    Context,
+    GroupPlan,
+    Partition,
+    budget_s,
+    solo_plan,
+    worst_train_s,
+)
 from rollmux.placement.optimum.search import DeadlineError, Effort, EffortError, min_cost
 
 if TYPE_CHECKING:
@@ -79,7 +87,9 @@ class CertifyOptions:
                 raise ValueError(f"{name} = {value!r}: expected an integer > 0")
 
 
-def cheap_lower_bounds(data: Sequence[JobData], ctx: Context, members: np.ndarray) -> np.ndarray:
+def cheap_lower_bounds(
+    data: Sequence[ResolvedJob], ctx: Context, members: np.ndarray
+) -> np.ndarray:
     """A proven lower bound on the least cost of each group (rows of ``members``, -1 padded).
 
     Rule P3 with memory: a group needs at least as many rollout nodes as its largest
@@ -91,15 +101,15 @@ def cheap_lower_bounds(data: Sequence[JobData], ctx: Context, members: np.ndarra
     def col(values: list[float]) -> np.ndarray:
         return np.array([*values, 0.0])
 
-    r = col([d.n_rollout_nodes for d in data])
-    t = col([d.n_train_nodes for d in data])
-    work_r = col([d.n_rollout_nodes * d.rollout_s for d in data])
-    work_t = col([d.n_train_nodes * d.train_s for d in data])
-    mem_r = col([d.n_rollout_nodes * d.rollout_mem_gb for d in data])
-    mem_t = col([d.n_train_nodes * d.train_mem_gb for d in data])
-    budget = np.array([d.budget_s for d in data] + [math.inf])
-    price_r = np.array([ctx.node_price(d.rollout_type) for d in data] + [0.0])
-    price_t = np.array([ctx.node_price(d.train_type) for d in data] + [0.0])
+    r = col([d.rollout_nodes for d in data])
+    t = col([d.train_nodes for d in data])
+    work_r = col([d.rollout_nodes * d.times.rollout_max_s for d in data])
+    work_t = col([d.train_nodes * worst_train_s(d) for d in data])
+    mem_r = col([d.rollout_nodes * d.rollout_mem_gb for d in data])
+    mem_t = col([d.train_nodes * d.train_mem_gb for d in data])
+    budget = np.array([budget_s(d) for d in data] + [math.inf])
+    price_r = np.array([ctx.node_price(d.job.rollout_gpu_type) for d in data] + [0.0])
+    price_t = np.array([ctx.node_price(d.job.train_gpu_type) for d in data] + [0.0])
     idx = np.where(members < 0, n, members)
     b = budget[idx].min(axis=1)
     limit = ctx.mem_limit_gb
@@ -146,7 +156,7 @@ def _lp(n: int, subsets: Sequence[tuple[int, ...]], costs: Sequence[float]
 
 
 def certified_partition(
-    data: Sequence[JobData],
+    data: Sequence[ResolvedJob],
     ctx: Context,
     candidates: Sequence[tuple[int, ...]],
     known: dict[tuple[int, ...], GroupPlan],

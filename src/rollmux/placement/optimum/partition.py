@@ -20,12 +20,12 @@ import numpy as np
 
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.model import ResolvedJob
 from rollmux.placement.optimum.certified import CertifyOptions, certified_partition
 from rollmux.placement.optimum.periods import PeriodCache
 from rollmux.placement.optimum.plans import (
     Context,
     GroupPlan,
-    JobData,
     Orders,
     Partition,
     Space,
@@ -34,13 +34,14 @@ from rollmux.placement.optimum.plans import (
     check_space,
     check_time_limit,
     context,
-    job_data,
+    resolved_jobs,
     solo_plan,
 )
 from rollmux.placement.optimum.search import (
     DeadlineError,
     Effort,
     EffortError,
+    carried_least_cost,
     compatible,
     min_cost,
 )
@@ -130,12 +131,16 @@ class ColumnCache:
         self._next_uid = 0
         self._sets: dict[frozenset[int], _SetEntry] = {}
         self._by_job: dict[int, list[frozenset[int]]] = {}
-        self.job_data: dict[RLJob, JobData] = {}
+        self.job_data: dict[RLJob, ResolvedJob] = {}  # each job resolved (resolved_jobs)
         self.periods = PeriodCache()
         self._milp: dict[Any, MilpAnswer] = {}
         # What the certified method proved about job sets (a lower bound, the plan once
         # exact), keyed like the sets; properties of the sets alone.
         self.certified: dict[frozenset[int], Any] = {}
+        # The last plan found for each set of job ids (whatever the jobs' values then): a
+        # candidate proof of the set's least cost once a job's profile drifted
+        # (search.carried_least_cost; docs/optimum.md, section 3d). Keyed by job ids.
+        self.carried: dict[frozenset[str], GroupPlan] = {}
 
     def __len__(self) -> int:
         """Number of job sets whose search result is kept."""
@@ -150,6 +155,7 @@ class ColumnCache:
         self.periods.clear()
         self._milp.clear()
         self.certified.clear()
+        self.carried.clear()
 
     def configure(self, hw: Hardware, orders: Orders, space: Space) -> None:
         """Bind to this configuration (compared by value); clear everything if it differs."""
@@ -176,6 +182,10 @@ class ColumnCache:
         if self.certified and len(self._uid) < self._next_uid:
             live = frozenset(self._uid.values())
             self.certified = {k: v for k, v in self.certified.items() if k <= live}
+        if self.carried:
+            ids = frozenset(job.job_id for job in jobs)
+            if any(not key <= ids for key in self.carried):
+                self.carried = {k: v for k, v in self.carried.items() if k <= ids}
         return uids
 
     @property
@@ -193,6 +203,12 @@ class ColumnCache:
             cost=None if plan is None else plan.cost_usd_per_h,
             plans={} if plan is None else {plan.job_ids: plan},
         )
+        for uid in key:
+            self._by_job.setdefault(uid, []).append(key)
+
+    def put_cost(self, key: frozenset[int], cost: float) -> None:
+        """Record a job set's proven least cost without a plan (a carried proof)."""
+        self._sets[key] = _SetEntry(cost=cost, plans={})
         for uid in key:
             self._by_job.setdefault(uid, []).append(key)
 
@@ -292,7 +308,7 @@ def optimal_partition(
     certify = CertifyOptions() if certify is None else certify
     if cache is not None:
         cache.configure(hw, orders, space)
-    data = job_data(jobs, ctx, None if cache is None else cache.job_data)
+    data = resolved_jobs(jobs, ctx, None if cache is None else cache.job_data)
     uids = [] if cache is None else cache.bind([d.job for d in data])
     n = len(data)
     adj = [0] * n
@@ -343,6 +359,18 @@ def optimal_partition(
             # induced plan may hold more training nodes than that space allows it.
             floor = max(splits.best(mask ^ (1 << i)) for i in subset) if full_space else 0.0
             members = [data[i] for i in subset]
+            hint = None if cache is None or not all_orders else cache.carried.get(
+                frozenset(map(job_id_of, subset)))
+            if hint is not None and key is not None and cache is not None:
+                # A job's profile changed since this set's last search (drift): its
+                # earlier plan may prove the least cost without a search (section 3d).
+                proven = carried_least_cost(members, ctx, hint, upper, full_space, periods,
+                                            floor)
+                if proven is not None:
+                    cache.put_cost(key, proven)
+                    column_cost[mask] = proven
+                    columns.append((subset, None))
+                    continue
             try:
                 found = min_cost(
                     members, ctx, upper, True, all_orders, full_space, periods, deadline, floor,
@@ -358,6 +386,8 @@ def optimal_partition(
             outcome[subset] = found
             if cache is not None and key is not None:
                 cache.put(key, found)
+                if found is not None:
+                    cache.carried[frozenset(found.job_ids)] = found
             if found is not None:
                 column_cost[mask] = found.cost_usd_per_h
                 columns.append((subset, found))
@@ -451,7 +481,7 @@ def optimal_partition(
 def _research(
     cache: ColumnCache | None,
     uids: Sequence[int],
-    members: Sequence[JobData],
+    members: Sequence[ResolvedJob],
     subset: tuple[int, ...],
     cost: float,
     ctx: Context,
@@ -473,6 +503,7 @@ def _research(
     entry = cache.get(frozenset([uids[i] for i in subset]))
     if entry is not None:
         entry.plans[plan.job_ids] = plan
+    cache.carried[frozenset(plan.job_ids)] = plan
     return plan
 
 

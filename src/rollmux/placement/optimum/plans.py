@@ -1,8 +1,10 @@
-"""What the optimum returns and what it needs of each job: plans, partitions, job data.
+"""What the optimum returns and what it needs of each job: plans, partitions, job values.
 
-:class:`GroupPlan` and :class:`Partition` are the results; :class:`JobData` is what the
-search needs of one job (phase model evaluated once), :class:`Context` the per-call
-hardware constants, and the ``check_*`` functions validate the public arguments.
+:class:`GroupPlan` and :class:`Partition` are the results. The search takes each job as a
+:class:`rollmux.model.ResolvedJob` (:func:`resolved_jobs`: phase model evaluated once);
+:func:`worst_train_s`, :func:`solo_s` and :func:`budget_s` are the worst-case numbers it
+derives from one. :class:`Context` holds the per-call hardware constants, and the
+``check_*`` functions validate the public arguments.
 """
 
 from __future__ import annotations
@@ -16,34 +18,34 @@ from typing import Literal
 from rollmux.closedform import PoolSpec, pools_from_hardware
 from rollmux.group import (
     CoExecutionGroup,
-    GroupJob,
     NodeCapacity,
     group_job_of,
     node_capacity_from_hardware,
 )
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
-from rollmux.model import resolve
-from rollmux.phasetimes import PhaseTimes
+from rollmux.model import ResolvedJob, resolve
 
 __all__ = [
     "REL_TOL",
     "Context",
     "GroupPlan",
-    "JobData",
     "Orders",
     "Partition",
     "Space",
+    "budget_s",
     "check_group_size",
     "check_max_cost",
     "check_orders",
     "check_space",
     "check_time_limit",
     "context",
-    "job_data",
+    "resolved_jobs",
     "solo_cost",
     "solo_cost_usd_per_h",
     "solo_plan",
+    "solo_s",
+    "worst_train_s",
 ]
 
 Space = Literal["full", "rollmux"]
@@ -133,29 +135,6 @@ class Partition:
 
 
 @dataclass(frozen=True)
-class JobData:
-    """What the search needs of one job, computed once (phase_times costs milliseconds)."""
-
-    job: RLJob
-    times: PhaseTimes
-    rollout_type: str
-    train_type: str
-    n_rollout_nodes: int
-    n_train_nodes: int
-    rollout_s: float  # worst case
-    train_s: float  # worst case + sync (the effective training phase before switches)
-    warm_s: float
-    solo_s: float  # worst-case solo iteration, the group model's T_solo
-    slo: float
-    budget_s: float  # largest meta-iteration the SLO allows
-    rollout_mem_gb: float
-    train_mem_gb: float
-    # The job in the group model at its worst-case durations, pinned to node 0 of each
-    # pool (a plan's check re-pins a copy).
-    group_job: GroupJob
-
-
-@dataclass(frozen=True)
 class Context:
     """Per-call constants: node size, prices per node and host memory."""
 
@@ -201,13 +180,13 @@ def context(hw: Hardware) -> Context:
     return Context(hw.node.gpus_per_node, hw.node.host_mem_gb, hw)
 
 
-def job_data(
-    jobs: Sequence[RLJob], ctx: Context, memo: dict[RLJob, JobData] | None = None
-) -> list[JobData]:
-    """Validate the jobs (non-empty, unique ids, each fits a node) and precompute their data.
+def resolved_jobs(
+    jobs: Sequence[RLJob], ctx: Context, memo: dict[RLJob, ResolvedJob] | None = None
+) -> list[ResolvedJob]:
+    """Validate the jobs (non-empty, unique ids, each fits a node) and resolve them.
 
     ``memo`` (a :class:`~rollmux.placement.optimum.partition.ColumnCache`'s, keyed by
-    the job's value) keeps each job's data across calls.
+    the job's value) keeps each job's resolution across calls.
     """
     if isinstance(jobs, RLJob) or not isinstance(jobs, Sequence) or not jobs:
         raise ValueError(f"jobs = {jobs!r}: expected a non-empty sequence of RLJob")
@@ -222,61 +201,57 @@ def job_data(
         if memo is not None and job in memo:
             out.append(memo[job])
             continue
-        out.append(_one_job_data(job, ctx))
+        out.append(_fitting(job, ctx))
         if memo is not None:
             memo[job] = out[-1]
     return out
 
 
-def _one_job_data(job: RLJob, ctx: Context) -> JobData:
-    """The :class:`JobData` of one job; ValueError when its state fits no node."""
+def _fitting(job: RLJob, ctx: Context) -> ResolvedJob:
+    """``job`` resolved on the context's hardware; ValueError when its state fits no node."""
     resolved = resolve(job, ctx.hw)
-    times = resolved.times
-    mem_r, mem_t = resolved.rollout_mem_gb, resolved.train_mem_gb
-    for pool, gb in (("rollout", mem_r), ("training", mem_t)):
+    for pool, gb in (("rollout", resolved.rollout_mem_gb), ("training", resolved.train_mem_gb)):
         if not ctx.fits(gb):
             raise ValueError(
                 f"job {job.job_id!r} fits no node: its {pool} state needs {gb:g} GB of "
                 f"host memory per node, a node has {ctx.host_mem_gb:g} GB"
             )
-    solo = times.rollout_max_s + times.train_max_s + times.sync_s
-    return JobData(
-        job=job,
-        times=times,
-        rollout_type=job.rollout_gpu_type,
-        train_type=job.train_gpu_type,
-        n_rollout_nodes=resolved.rollout_nodes,
-        n_train_nodes=resolved.train_nodes,
-        rollout_s=times.rollout_max_s,
-        train_s=times.train_max_s + times.sync_s,
-        warm_s=times.warm_switch_s,
-        solo_s=solo,
-        slo=job.slo,
-        budget_s=job.slo * solo * (1.0 + REL_TOL),
-        rollout_mem_gb=mem_r,
-        train_mem_gb=mem_t,
-        group_job=group_job_of(resolved, 0, 0).worst_case(),
-    )
+    return resolved
 
 
-def solo_cost(d: JobData, ctx: Context) -> float:
+def worst_train_s(d: ResolvedJob) -> float:
+    """Worst-case training plus sync: the effective training phase before switches."""
+    return d.times.train_max_s + d.times.sync_s
+
+
+def solo_s(d: ResolvedJob) -> float:
+    """Worst-case solo iteration, the group model's T_solo at admission."""
+    return d.times.solo_iteration_max_s
+
+
+def budget_s(d: ResolvedJob) -> float:
+    """The largest meta-iteration the job's SLO allows (with the checks' tolerance)."""
+    return d.slo * d.times.solo_iteration_max_s * (1.0 + REL_TOL)
+
+
+def solo_cost(d: ResolvedJob, ctx: Context) -> float:
     """Hourly cost of a job alone on its own whole nodes."""
-    return d.n_rollout_nodes * ctx.node_price(d.rollout_type) + d.n_train_nodes * ctx.node_price(
-        d.train_type
+    return d.rollout_nodes * ctx.node_price(d.job.rollout_gpu_type) + d.train_nodes * (
+        ctx.node_price(d.job.train_gpu_type)
     )
 
 
-def solo_plan(d: JobData, ctx: Context) -> GroupPlan:
+def solo_plan(d: ResolvedJob, ctx: Context) -> GroupPlan:
     """A job alone on its own nodes: slowdown 1, so always feasible when it fits a node."""
     return GroupPlan(
-        job_ids=(d.job.job_id,),
-        rollout_nodes=d.n_rollout_nodes,
-        train_nodes=d.n_train_nodes,
-        rollout_pinning=(tuple(range(d.n_rollout_nodes)),),
-        train_pinning=(tuple(range(d.n_train_nodes)),),
+        job_ids=(d.job_id,),
+        rollout_nodes=d.rollout_nodes,
+        train_nodes=d.train_nodes,
+        rollout_pinning=(tuple(range(d.rollout_nodes)),),
+        train_pinning=(tuple(range(d.train_nodes)),),
         order=(0,),
         cost_usd_per_h=solo_cost(d, ctx),
-        meta_iteration_s=d.solo_s,
+        meta_iteration_s=solo_s(d),
     )
 
 
@@ -322,4 +297,4 @@ def check_group_size(value: int) -> int:
 def solo_cost_usd_per_h(jobs: Sequence[RLJob], hw: Hardware) -> float:
     """Hourly cost of every job alone in its own group (Solo-D provisioning, whole nodes)."""
     ctx = context(hw)
-    return sum(solo_cost(d, ctx) for d in job_data(jobs, ctx))
+    return sum(solo_cost(d, ctx) for d in resolved_jobs(jobs, ctx))

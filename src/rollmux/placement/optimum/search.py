@@ -16,24 +16,27 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from rollmux.group import CoExecutionGroup
+from rollmux.group import CoExecutionGroup, group_job_of
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
+from rollmux.model import ResolvedJob
 from rollmux.placement.optimum.layouts import LazyList, connected, layouts, pins, shared
 from rollmux.placement.optimum.periods import PeriodCache, orders
 from rollmux.placement.optimum.plans import (
     REL_TOL,
     Context,
     GroupPlan,
-    JobData,
     Orders,
     Space,
+    budget_s,
     check_max_cost,
     check_orders,
     check_space,
     context,
-    job_data,
+    resolved_jobs,
     solo_plan,
+    solo_s,
+    worst_train_s,
 )
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
     "Effort",
     "EffortError",
     "SearchState",
+    "carried_least_cost",
     "compatible",
     "min_cost",
     "min_cost_group",
@@ -112,7 +116,7 @@ class SearchState:
     (tried first on the next one).
     """
 
-    data: Sequence[JobData]
+    data: Sequence[ResolvedJob]
     ctx: Context
     max_cost: float
     prune: bool
@@ -142,19 +146,20 @@ class SearchState:
 # --------------------------------------------------------------------------- P1-P8
 
 
-def p1_cycle_bound_exceeds(data: Sequence[JobData], budget_s: float) -> bool:
+def p1_cycle_bound_exceeds(data: Sequence[ResolvedJob], budget: float) -> bool:
     """P1: in a connected group each job pays a warm switch, so M >= max_j (T_solo_j + w_j).
 
     The bound only grows with the set, so a set failing it has no feasible superset.
     """
-    return max(d.solo_s + d.warm_s for d in data) > budget_s
+    return max(solo_s(d) + d.times.warm_switch_s for d in data) > budget
 
 
-def compatible(a: JobData, b: JobData) -> bool:
+def compatible(a: ResolvedJob, b: ResolvedJob) -> bool:
     """Whether two jobs may ever share a group: same GPU types and P1 for the pair."""
-    if a.rollout_type != b.rollout_type or a.train_type != b.train_type:
+    if (a.job.rollout_gpu_type != b.job.rollout_gpu_type
+            or a.job.train_gpu_type != b.job.train_gpu_type):
         return False
-    return not p1_cycle_bound_exceeds((a, b), min(a.budget_s, b.budget_s))
+    return not p1_cycle_bound_exceeds((a, b), min(budget_s(a), budget_s(b)))
 
 
 def p2_node_masks(state: SearchState) -> None:
@@ -169,10 +174,10 @@ def p2_node_masks(state: SearchState) -> None:
     # Per-job values as plain lists: this loop runs over 2^n masks of every searched set.
     roll_mem = [d.rollout_mem_gb for d in data]
     train_mem = [d.train_mem_gb for d in data]
-    roll_alone = [d.rollout_s for d in data]
-    train_alone = [d.train_s for d in data]
-    roll_shared = [d.rollout_s + d.warm_s for d in data]
-    train_shared = [d.train_s + d.warm_s for d in data]
+    roll_alone = [d.times.rollout_max_s for d in data]
+    train_alone = [worst_train_s(d) for d in data]
+    roll_shared = [d.times.rollout_max_s + d.times.warm_switch_s for d in data]
+    train_shared = [worst_train_s(d) + d.times.warm_switch_s for d in data]
     size = 1 << len(data)
     mem_r, mem_t = [0.0] * size, [0.0] * size
     shared_r, shared_t = [0.0] * size, [0.0] * size
@@ -206,13 +211,14 @@ def p2_side_load(
     sharing = shared(layout)
     if rollout:
         durations = [
-            d.rollout_s + (d.warm_s if sharing >> k & 1 else 0.0)
+            d.times.rollout_max_s + (d.times.warm_switch_s if sharing >> k & 1 else 0.0)
             for k, d in enumerate(state.data)
         ]
         mask_load = state.load_r
     else:
         durations = [
-            d.train_s + (d.warm_s if sharing >> k & 1 else 0.0) for k, d in enumerate(state.data)
+            worst_train_s(d) + (d.times.warm_switch_s if sharing >> k & 1 else 0.0)
+            for k, d in enumerate(state.data)
         ]
         mask_load = state.load_t
     load = max(mask_load[m] if m & (m - 1) else durations[m.bit_length() - 1] for m in layout)
@@ -240,8 +246,8 @@ def p3_node_count_pairs(state: SearchState) -> list[tuple[float, int, int]]:
         hi_t = max(need_t)  # Algorithm 1 never adds training nodes to a group
     lo_r, lo_t = max(need_r), max(need_t)
     if state.prune:
-        work_r = sum(k * d.rollout_s for k, d in zip(need_r, data, strict=True))
-        work_t = sum(k * d.train_s for k, d in zip(need_t, data, strict=True))
+        work_r = sum(k * d.times.rollout_max_s for k, d in zip(need_r, data, strict=True))
+        work_t = sum(k * worst_train_s(d) for k, d in zip(need_t, data, strict=True))
         lo_r = max(lo_r, math.ceil(work_r / state.budget_s - REL_TOL))
         lo_t = max(lo_t, math.ceil(work_t / state.budget_s - REL_TOL))
     return sorted(
@@ -300,7 +306,7 @@ def p7_order_may_fit(
 
 
 def search_state(
-    data: Sequence[JobData],
+    data: Sequence[ResolvedJob],
     ctx: Context,
     max_cost: float,
     prune: bool,
@@ -315,10 +321,11 @@ def search_state(
 
     None: mixed GPU types, P1, or the P8 floor already at the P5 cap.
     """
-    first = data[0]
-    if any(d.rollout_type != first.rollout_type or d.train_type != first.train_type for d in data):
+    first = data[0].job
+    if any(d.job.rollout_gpu_type != first.rollout_gpu_type
+           or d.job.train_gpu_type != first.train_gpu_type for d in data):
         return None  # jobs of different GPU types cannot share a node
-    budget = min(d.budget_s for d in data)
+    budget = min(budget_s(d) for d in data)
     if prune and p1_cycle_bound_exceeds(data, budget):
         return None
     if p5_split_cap_reached(cost_floor, max_cost):
@@ -333,15 +340,96 @@ def search_state(
         periods=PeriodCache() if periods is None else periods,
         deadline=deadline,
         budget_s=budget,
-        price_r=ctx.node_price(first.rollout_type),
-        price_t=ctx.node_price(first.train_type),
-        need_r=tuple(d.n_rollout_nodes for d in data),
-        need_t=tuple(d.n_train_nodes for d in data),
+        price_r=ctx.node_price(first.rollout_gpu_type),
+        price_t=ctx.node_price(first.train_gpu_type),
+        need_r=tuple(d.rollout_nodes for d in data),
+        need_t=tuple(d.train_nodes for d in data),
         cost_floor=cost_floor,
         effort=effort,
     )
     p2_node_masks(state)
     return state
+
+
+# Relative margin by which a carried plan must meet its budget (far above the 1e-9 of the
+# checks, so the search's own check of that pinning and the group model's agree).
+CARRY_MARGIN = 1e-6
+
+
+def carried_least_cost(
+    data: Sequence[ResolvedJob],
+    ctx: Context,
+    plan: GroupPlan,
+    max_cost: float,
+    full_space: bool,
+    periods: PeriodCache,
+    cost_floor: float = 0.0,
+) -> float | None:
+    """The least cost of ``data``'s set proven from an earlier plan of the same jobs, or None.
+
+    ``plan`` is any plan of these job ids (e.g. found an hour earlier, before their
+    profiles drifted). It is checked again under the current data with the search's own
+    criteria: each node's job set allowed by P2 (memory and load), P2's lower bound and
+    its order's period within $B_S$ (with :data:`CARRY_MARGIN`). If it passes and
+    costs as much as the first node-count pair :func:`search_group` would visit (P3 pairs
+    in increasing cost, that pair below the P5 cap ``max_cost`` and not below the P8
+    floor ``cost_floor``), that search returns a plan of exactly this cost: no plan costs
+    less than that pair, and one of that cost is feasible. None when it does not pass
+    (then search). Its plan may be another of that cost: re-search a chosen column.
+    Orders ``"all"`` only (the carried order need not be the index order).
+    """
+    n = len(data)
+    if n < 2 or len(plan.job_ids) != n:
+        return None
+    pos = {d.job_id: k for k, d in enumerate(data)}
+    if len(pos) != n or any(job_id not in pos for job_id in plan.job_ids):
+        return None
+    state = search_state(data, ctx, max_cost, True, True, full_space, periods,
+                         cost_floor=cost_floor)
+    if state is None:
+        return None
+    pairs = p3_node_count_pairs(state)
+    first = math.nan
+    for cost, _, _ in pairs:
+        if p5_split_cap_reached(cost, max_cost):
+            return None  # the search returns None at once: nothing to carry
+        if not p8_below_subset_floor(cost, cost_floor):
+            first = cost
+            break
+    pair = (plan.rollout_nodes * state.price_r + plan.train_nodes * state.price_t,
+            plan.train_nodes, plan.rollout_nodes)
+    if pair[0] != first or pair not in pairs:
+        return None
+
+    def layout(nodes: int, pinning: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+        masks = [0] * nodes
+        for job_id, on in zip(plan.job_ids, pinning, strict=True):
+            for node in on:
+                masks[node] |= 1 << pos[job_id]
+        return tuple(sorted(masks))
+
+    lay_r = layout(plan.rollout_nodes, plan.rollout_pinning)
+    lay_t = layout(plan.train_nodes, plan.train_pinning)
+    need_r = [sum(mask >> k & 1 for mask in lay_r) for k in range(n)]
+    need_t = [sum(mask >> k & 1 for mask in lay_t) for k in range(n)]
+    if tuple(need_r) != state.need_r or tuple(need_t) != state.need_t:
+        return None  # the jobs' node needs changed
+    allowed_r, allowed_t = set(state.masks_r), set(state.masks_t)
+    if any(m not in allowed_r for m in lay_r) or any(m not in allowed_t for m in lay_t):
+        return None
+    if not connected(n, lay_r, lay_t):
+        return None
+    budget = state.budget_s * (1.0 - CARRY_MARGIN)
+    roll, load_r = p2_side_load(state, lay_r, rollout=True)
+    train, load_t = p2_side_load(state, lay_t, rollout=False)
+    if p2_pinning_lower_bound(roll, train, load_r, load_t) > budget:
+        return None
+    order = tuple(pos[plan.job_ids[k]] for k in plan.order)
+    # The decision "period <= budget" (rule P7's Bellman-Ford test, exact up to 1e-9,
+    # far inside the margin) costs a fraction of the period itself.
+    if not periods.at_most(roll, train, lay_r, lay_t, order, budget):
+        return None
+    return first
 
 
 def search_group(state: SearchState) -> GroupPlan | None:
@@ -418,7 +506,7 @@ def try_pinning(
         else:
             return None
     plan = GroupPlan(
-        job_ids=tuple(d.job.job_id for d in state.data),
+        job_ids=tuple(d.job_id for d in state.data),
         rollout_nodes=len(lay_r),
         train_nodes=len(lay_t),
         rollout_pinning=pins(lay_r, n),
@@ -430,11 +518,11 @@ def try_pinning(
     return verified(plan, state.data, state.ctx)
 
 
-def verified(plan: GroupPlan, data: Sequence[JobData], ctx: Context) -> GroupPlan | None:
+def verified(plan: GroupPlan, data: Sequence[ResolvedJob], ctx: Context) -> GroupPlan | None:
     """Re-check a plan with the group model itself; the plan with its exact meta-iteration."""
-    by_id = {d.job.job_id: d for d in data}
+    by_id = {d.job_id: d for d in data}
     members = tuple(
-        replace(by_id[job_id].group_job, rollout_nodes=r, train_nodes=t)
+        group_job_of(by_id[job_id], r, t, worst_case=True)
         for job_id, r, t in zip(plan.job_ids, plan.rollout_pinning, plan.train_pinning, strict=True)
     )
     first = data[0].job
@@ -457,7 +545,7 @@ def verified(plan: GroupPlan, data: Sequence[JobData], ctx: Context) -> GroupPla
 
 
 def min_cost(
-    data: Sequence[JobData],
+    data: Sequence[ResolvedJob],
     ctx: Context,
     max_cost: float = math.inf,
     prune: bool = True,
@@ -504,7 +592,7 @@ def min_cost_group(
     ValueError naming it.
     """
     ctx = context(hw)
-    data = job_data(jobs, ctx)
+    data = resolved_jobs(jobs, ctx)
     return min_cost(
         data,
         ctx,
