@@ -102,36 +102,60 @@ def same_outputs(a: Path, b: Path) -> bool:
     return all(filecmp.cmp(a / name, b / name, shallow=False) for name in names)
 
 
-def bench(trace: Path, before_rev: str, repeat: int) -> dict[str, Any]:
-    """Every policy under both versions, interleaved; best wall time of ``repeat`` runs."""
+def summary_of(out: Path) -> dict[str, Any]:
+    """The replay's total cost and certified optimum gap (summary.json; None if absent)."""
+    path = out / "summary.json"
+    if not path.exists():
+        return {}
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    return {key: summary.get(key) for key in ("total_cost_usd", "optimum_gap")}
+
+
+def bench(trace: Path, before_rev: str, repeat: int,
+          policies: tuple[str, ...] = POLICIES) -> dict[str, Any]:
+    """Every policy under both versions, interleaved; best wall time of ``repeat`` runs.
+
+    With ``repeat`` > 1 it also checks that each version's repeated runs of a policy
+    write byte-identical outputs (determinism).
+    """
     results: dict[str, Any] = {"trace": str(trace), "before": before_rev, "repeat": repeat,
                                "machine": f"{platform.platform()}, Python "
                                f"{platform.python_version()}, {os.cpu_count()} CPUs",
-                               "load_avg_start": os.getloadavg(), "runs": []}
+                               "load_avg_start": os.getloadavg(), "runs": [],
+                               "policies": list(policies)}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         (tmp / "before").mkdir()
         versions = {"before": extract_src(before_rev, tmp / "before"), "after": None}
         best: dict[tuple[str, str], dict[str, Any]] = {}
         digests: dict[tuple[str, str], set[str]] = {}
-        for _ in range(repeat):
-            for policy in POLICIES:
+        repeatable: dict[tuple[str, str], bool] = {}
+        for run in range(repeat):
+            for policy in policies:
                 for version, src in versions.items():
-                    out = tmp / f"out-{version}-{policy}"
+                    out = tmp / f"out-{version}-{policy}" / str(run)
+                    out.parent.mkdir(exist_ok=True)
                     timing = run_once(trace, policy, out, src)
+                    timing.update(summary_of(out))
                     key = (version, policy)
+                    if run:
+                        repeatable[key] = repeatable.get(key, True) and same_outputs(
+                            out.parent / "0", out)
                     digests.setdefault(key, set()).add(timing["milp_inputs_sha256"])
                     if key not in best or timing["wall_s"] < best[key]["wall_s"]:
                         best[key] = timing
                     print(json.dumps({"version": version, "policy": policy, **timing}),
                           flush=True)
-        for policy in POLICIES:
+        for policy in policies:
             results["runs"].append({
                 "policy": policy,
                 "before": best[("before", policy)],
                 "after": best[("after", policy)],
-                "identical_outputs": same_outputs(tmp / f"out-before-{policy}",
-                                                  tmp / f"out-after-{policy}"),
+                "identical_outputs": same_outputs(tmp / f"out-before-{policy}" / "0",
+                                                  tmp / f"out-after-{policy}" / "0"),
+                # each version's repeated runs byte-identical (None: run once)
+                "repeatable": {version: repeatable.get((version, policy))
+                               for version in versions},
                 # one digest over every run of both versions: the same MILP inputs, in order
                 "identical_milp_inputs": len(
                     digests[("before", policy)] | digests[("after", policy)]) == 1,
@@ -162,6 +186,15 @@ def markdown(results: dict[str, Any]) -> str:
         "| after rest CPU s | rest after/before | same MILP inputs |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
+    outcome = [
+        "",
+        "What the replays found: total cost, the largest certified optimum gap, and whether "
+        "each version's repeated runs wrote byte-identical outputs.",
+        "",
+        "| policy | before total cost $ | after total cost $ | before gap | after gap "
+        "| before repeatable | after repeatable |",
+        "|---|---:|---:|---:|---:|---|---|",
+    ]
     for r in results["runs"]:
         b, a = r["before"], r["after"]
         lines.append(
@@ -179,7 +212,18 @@ def markdown(results: dict[str, Any]) -> str:
             f"| {a['rest_cpu_s'] / b['rest_cpu_s']:.2f} "
             f"| {'yes' if r['identical_milp_inputs'] else 'NO'} |"
         )
-    return "\n".join(lines + split) + "\n"
+        rep = r.get("repeatable", {})
+        outcome.append(
+            f"| {r['policy']} | {b.get('total_cost_usd')} | {a.get('total_cost_usd')} "
+            f"| {b.get('optimum_gap')} | {a.get('optimum_gap')} "
+            f"| {_yes(rep.get('before'))} | {_yes(rep.get('after'))} |"
+        )
+    return "\n".join(lines + split + outcome) + "\n"
+
+
+def _yes(flag: bool | None) -> str:
+    """yes / NO / - (not repeated)."""
+    return "-" if flag is None else "yes" if flag else "NO"
 
 
 def main() -> None:
@@ -189,10 +233,13 @@ def main() -> None:
     parser.add_argument("--before", default="main", help="git revision of the old code")
     parser.add_argument("--repeat", type=int, default=1, help="runs per version and policy")
     parser.add_argument("--out", type=Path, default=None, help="JSON file to write")
+    parser.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES),
+                        help="policies to replay (rollmux is always included: the ratios)")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error(f"--repeat must be >= 1, got {args.repeat}")
-    results = bench(args.trace.resolve(), args.before, args.repeat)
+    policies = tuple(p for p in POLICIES if p == "rollmux" or p in args.policies)
+    results = bench(args.trace.resolve(), args.before, args.repeat, policies)
     print(markdown(results))
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from rollmux.group import GroupJob
 from rollmux.hardware import load_hardware
 from rollmux.jobs import RLJob
 from rollmux.model import resolve
-from rollmux.model.group import handover_s
+from rollmux.model.cycle import handover_s
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement import apply, empty_snapshot, get_policy
 from rollmux.placement.async_solo_d import check_staleness
@@ -72,11 +72,11 @@ def test_slice_period_is_the_sum_of_every_phase_and_switch() -> None:
 def test_timeslice_pays_the_one_switch_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """The slice's admission period and the replay's both follow the group model's switch.
 
-    Changing how a switch is paid (rollmux.model.group.steady_switch_s) changes the
+    Changing how a switch is paid (rollmux.model.cycle.steady_switch_s) changes the
     slice's period as the admission computes it and as the analytic replay runs it, and
     the two agree: no design keeps its own switch rule.
     """
-    import rollmux.model.group as group_model
+    import rollmux.model.cycle as group_model
 
     jobs = [_job(0, 200.0, 150.0, iterations=10, arrival_s=0.0),
             _job(1, 100.0, 120.0, iterations=10, arrival_s=0.0)]

@@ -9,7 +9,7 @@ saturation, slowdowns, SLO checks, utilisation, cost and the fluid bound. Equati
 docs/model.md.
 
 How overheads enter the group model (a modelling choice, documented there too) is
-:func:`rollmux.model.group.member_phases_s`, stated once for every model:
+:func:`rollmux.model.cycle.member_phases_s`, stated once for every model:
 
 * A job's *effective training phase* is ``train_s + sync_s`` (the training GPUs push
   the new weights before the job's next rollout may start, so they stay held), plus
@@ -39,7 +39,7 @@ from rollmux.closedform import (
     check_positive_int,
     fluid_cost_usd_per_iteration,
 )
-from rollmux.model.group import member_phases_s
+from rollmux.model.cycle import member_phases_s
 from rollmux.model.resolved import ResolvedJob
 from rollmux.schedule import meta_iteration_time
 
@@ -128,7 +128,7 @@ class GroupJob:
     topology-aware sync): ``flat_sync`` pays the flat (veRL-style) sync;
     ``colocated`` runs its rollout on its training GPUs, ``coloc_ratio`` times its rollout
     time, with no sync; ``handover_s`` is what a co-located phase pays on top when a time
-    slice hands its nodes over (:func:`rollmux.model.group.handover_s`); ``staleness``: how
+    slice hands its nodes over (:func:`rollmux.model.cycle.handover_s`); ``staleness``: how
     many iterations its rollout may run ahead of its training (0: synchronous).
     :class:`CoExecutionGroup` takes them into its effective phases; its utilisation and
     cost count disaggregated members (placement builds no other).
@@ -193,7 +193,7 @@ class GroupJob:
                            ) -> tuple[float, float]:
         """Its effective (rollout, training) durations at the steady state.
 
-        :func:`rollmux.model.group.member_phases_s` of its phase times and execution,
+        :func:`rollmux.model.cycle.member_phases_s` of its phase times and execution,
         with a switch on a phase when one of that phase's nodes hosts another job.
         """
         return member_phases_s(self.phases.times, self.sync_s, rollout_shared=rollout_shared,

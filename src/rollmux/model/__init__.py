@@ -2,7 +2,7 @@
 
 :func:`resolve` turns ``(RLJob, Hardware)`` into a :class:`ResolvedJob`; everything
 above this layer (closed forms' adapters, the group model, placement, the phase sampler,
-the simulators, the experiments) takes the resolved job. :mod:`rollmux.model.group` holds
+the simulators, the experiments) takes the resolved job. :mod:`rollmux.model.cycle` holds
 the one statement of a group member's effective phase durations (from the rules of
 :mod:`rollmux.phases`) and the group period (from :mod:`rollmux.schedule.maxplus`).
 

@@ -47,7 +47,7 @@ from rollmux.group import CoExecutionGroup, GroupJob, NodeCapacity
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.model import ResolvedJob
-from rollmux.model.group import member_phases_s, round_robin_period_s, steady_switch_s
+from rollmux.model.cycle import member_phases_s, round_robin_period_s, steady_switch_s
 from rollmux.phases import training_occupancy_s
 from rollmux.placement.base import (
     NewNode,
@@ -421,7 +421,7 @@ class RollMuxPolicy(PlacementPolicy):
             # The snapshot's pins (node ids are str there; the group model accepts int too).
             placed = snapshot.jobs[job_id]
             p = m.phases
-            # The group model's switches (rollmux.model.group): paid where a node of the
+            # The group model's switches (rollmux.model.cycle): paid where a node of the
             # phase is shared, and what each phase would pay once its node is shared.
             r_sw = steady_switch_s(p.times, shared=not shared.isdisjoint(placed.rollout_nodes))
             t_sw = steady_switch_s(p.times, shared=not shared.isdisjoint(placed.train_nodes))
@@ -488,7 +488,7 @@ class RollMuxPolicy(PlacementPolicy):
         hw = snapshot.hw
         n_r, n_t = profile.rollout_nodes, profile.train_nodes
         mem_r, mem_t = profile.rollout_mem_gb, profile.train_mem_gb
-        # The switch the job pays where it shares a node (rollmux.model.group).
+        # The switch the job pays where it shares a node (rollmux.model.cycle).
         sw_j = steady_switch_s(phases.times, shared=True)
         r_j, t_j = phases.rollout_s, phases.train_s + phases.sync_s
         bound_j = job.slo * phases.solo_iteration_s

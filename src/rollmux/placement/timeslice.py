@@ -4,10 +4,10 @@ A *slice* is a set of whole training-GPU nodes (H800 by default) that every job 
 slice holds: each job's rollout and training run on those GPUs (co-located, as veRL),
 one phase at a time per GPU, and the GPUs are handed over at phase boundaries, first
 come first served (llm-d's cooperative acquire/yield). What a phase pays is the one
-switch model of every design (:func:`rollmux.model.group.member_phases_s`): a co-located
+switch model of every design (:func:`rollmux.model.cycle.member_phases_s`): a co-located
 phase's warm switch (its state restored from host DRAM), and, when the slice holds
 another job, the hand-over's snapshot of its state back to host DRAM
-(:func:`rollmux.model.group.handover_s`).
+(:func:`rollmux.model.cycle.handover_s`).
 
 Admission packs an arriving job into an existing slice only when every member's SLO
 holds at the slice's exact steady-state period (worst-case phase times, max-plus, the
@@ -24,7 +24,7 @@ from rollmux.closedform import JobPhases, colocated_rollout_s, pools_from_hardwa
 from rollmux.group import GroupJob
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
-from rollmux.model.group import handover_s
+from rollmux.model.cycle import handover_s
 from rollmux.phasetimes import PhaseTimes
 from rollmux.placement.base import (
     Placement,
@@ -51,7 +51,7 @@ def slice_member(job: RLJob, times: PhaseTimes, hw: Hardware) -> GroupJob:
     A co-located :class:`rollmux.group.GroupJob` on its training GPUs and nodes (every
     member holds every node of the slice): ``phases.times`` has its co-located rollout
     and its training, expected = worst case; ``handover_s`` the snapshot a phase pays at
-    a hand-over (:func:`rollmux.model.group.handover_s`). Its SLO's reference is its
+    a hand-over (:func:`rollmux.model.cycle.handover_s`). Its SLO's reference is its
     synchronous Solo-D time, ``times.solo_iteration_max_s`` of the ``times`` given.
     """
     phases = JobPhases(times, job.rollout_gpus, job.train_gpus).worst_case()

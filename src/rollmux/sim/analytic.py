@@ -13,7 +13,7 @@ for it).
 Both paths take an admitted job as the group model's member,
 :class:`rollmux.group.GroupJob`, pinned to node serials (ints). Effective phases and the
 period are the group model's (:meth:`rollmux.group.GroupJob.effective_phases_s`,
-:func:`rollmux.model.group.cycle`), as for placement's group metrics.
+:func:`rollmux.model.cycle.cycle`), as for placement's group metrics.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import pandas as pd
 
 from rollmux.group import GroupJob, NodeId
 from rollmux.hardware import Hardware
-from rollmux.model.group import cycle
+from rollmux.model.cycle import cycle
 from rollmux.phases import DeadlockError, switch_paid, switch_s
 from rollmux.sim.records import PHASE_RECORD_COLUMNS
 

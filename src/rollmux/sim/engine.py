@@ -36,7 +36,7 @@ from rollmux.group import GroupJob
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.model import resolve
-from rollmux.model.group import cycle, handover_s
+from rollmux.model.cycle import cycle, handover_s
 from rollmux.placement import (
     ClusterSnapshot,
     GroupKind,

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 from rollmux.jobs import ResponseLengthDist, RLJob
-from rollmux.model.group import steady_switch_s
+from rollmux.model.cycle import steady_switch_s
 from rollmux.model.resolved import ResolvedJob
 from rollmux.phases import rollout_work_s, training_occupancy_s
 from rollmux.phasetimes import PhaseTimes
