@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 
 import numpy as np
 import pytest
@@ -13,10 +12,10 @@ from rollmux.experiments.jobmix import production_mix
 from rollmux.jobs import RLJob
 from rollmux.model import resolve
 from rollmux.placement.optimum import ColumnCache, optimal_partition
-from rollmux.placement.optimum.partition import cliques
+from rollmux.placement.optimum.partition import cliques, compatibility_graph
 from rollmux.placement.optimum.periods import PeriodCache
 from rollmux.placement.optimum.plans import context, resolved_jobs
-from rollmux.placement.optimum.search import carried_least_cost, compatible, min_cost
+from rollmux.placement.optimum.search import carried_least_cost, min_cost
 
 
 def _drifted(jobs: list[RLJob], factors: np.ndarray) -> list[RLJob]:
@@ -34,13 +33,8 @@ def _sets(jobs: list[RLJob]) -> list[tuple[int, ...]]:
     """Every compatible set of 2-4 jobs (cliques of the compatibility graph)."""
     ctx = context(HW)
     data = resolved_jobs(jobs, ctx)
-    n = len(data)
-    adj = [0] * n
-    for i, k in itertools.combinations(range(n), 2):
-        if compatible(data[i], data[k]):
-            adj[i] |= 1 << k
-            adj[k] |= 1 << i
-    return [s for level in cliques(adj, n, 4)[1:] for s in level]
+    return [s for level in cliques(compatibility_graph(data), len(data), 4)[1:]
+            for s in level]
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -53,6 +53,7 @@ __all__ = [
     "Method",
     "MilpAnswer",
     "cliques",
+    "compatibility_graph",
     "optimal_partition",
     "solve_set_partitioning",
 ]
@@ -71,6 +72,17 @@ DEFAULT_EXACT_EFFORT = 40_000
 MilpAnswer = tuple[list[int], str, bool] | tuple[list[int], str, bool, float]
 # (job count, each column's job indices, each column's cost)
 MilpInput = tuple[int, tuple[tuple[int, ...], ...], tuple[float, ...]]
+
+
+def compatibility_graph(data: Sequence[ResolvedJob]) -> list[int]:
+    """Each job's compatible jobs as a bit mask (bit k of entry i: jobs i and k may share
+    a group, :func:`rollmux.placement.optimum.search.compatible`)."""
+    adj = [0] * len(data)
+    for i, k in itertools.combinations(range(len(data)), 2):
+        if compatible(data[i], data[k]):
+            adj[i] |= 1 << k
+            adj[k] |= 1 << i
+    return adj
 
 
 def cliques(adj: Sequence[int], n: int, max_size: int) -> list[list[tuple[int, ...]]]:
@@ -311,11 +323,7 @@ def optimal_partition(
     data = resolved_jobs(jobs, ctx, None if cache is None else cache.job_data)
     uids = [] if cache is None else cache.bind([d.job for d in data])
     n = len(data)
-    adj = [0] * n
-    for i, k in itertools.combinations(range(n), 2):
-        if compatible(data[i], data[k]):
-            adj[i] |= 1 << k
-            adj[k] |= 1 << i
+    adj = compatibility_graph(data)
     column_cost: dict[int, float] = {}
     columns: list[tuple[tuple[int, ...], GroupPlan | None]] = []
     for i, d in enumerate(data):
