@@ -34,12 +34,12 @@ import pandas as pd
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # the backend is chosen above, before pyplot loads
-from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 from matplotlib.patches import Patch
+from matplotlib.rcsetup import cycler
 from matplotlib.text import Text
 from matplotlib.typing import RcKeyType
 
