@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -273,3 +276,37 @@ def test_statistical_figures_are_byte_identical_across_reruns(tmp_path: Path) ->
             assert module.main([*args, "--png", str(png), "--pdf", str(pdf)]) == 0
             pdfs.append(pdf.read_bytes())
         assert pdfs[0] == pdfs[1] and pdfs[0].startswith(b"%PDF"), module.__name__
+
+
+#: Prints matplotlib's rcParams as JSON (each value's repr) after a style is applied.
+_RC_DUMP = """
+import json, sys
+import matplotlib
+matplotlib.use("Agg")
+{setup}
+print(json.dumps({{k: repr(v) for k, v in matplotlib.rcParams.items()}}))
+print(json.dumps("seaborn" in sys.modules))
+"""
+
+
+def _rc_after(setup: str) -> tuple[dict[str, str], bool]:
+    """rcParams (reprs) in a fresh interpreter after ``setup``, and whether seaborn loaded."""
+    out = subprocess.run([sys.executable, "-c", _RC_DUMP.format(setup=setup)],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    rc, seaborn_loaded = out.splitlines()
+    return json.loads(rc), json.loads(seaborn_loaded)
+
+
+def test_apply_style_is_seaborns_theme_without_seaborn() -> None:
+    """apply_style sets exactly the rcParams of seaborn's set_theme call (so a seaborn
+    release that changes its theme fails here), and without importing seaborn, where only
+    the default colormap differs (seaborn's 'rocket' does not exist before its import)."""
+    seaborns, _ = _rc_after(
+        "import seaborn as sns\nfrom rollmux.plotstyle import MARK_COLOURS, STYLE\n"
+        "sns.set_theme(context='paper', style='ticks', palette=list(MARK_COLOURS), rc=STYLE)")
+    with_seaborn, _ = _rc_after("import seaborn\nfrom rollmux.plotstyle import apply_style\n"
+                                "apply_style()")
+    alone, loaded = _rc_after("from rollmux.plotstyle import apply_style\napply_style()")
+    assert with_seaborn == seaborns
+    assert not loaded
+    assert {k for k in seaborns if alone[k] != seaborns[k]} == {"image.cmap"}
