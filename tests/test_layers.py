@@ -26,7 +26,6 @@ PACKAGE = SRC / "rollmux"
 #: Each module belongs to the entry with the longest matching prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hardware and jobs", ("rollmux.errors", "rollmux.io", "rollmux.memo", "rollmux.lazy",
-                           "rollmux.rootfind",
                            "rollmux.hardware", "rollmux.jobs", "rollmux.jobtypes")),
     ("phase model", ("rollmux.phases", "rollmux.phasetimes", "rollmux.closedform")),
     # A job resolved on a hardware: the one place (job, hw) meets; nothing above it

@@ -17,7 +17,6 @@ from numpy.typing import NDArray
 from scipy import special
 
 from rollmux.memo import memoised
-from rollmux.rootfind import brentq
 
 __all__ = [
     "OPTIONAL_FIELDS",
@@ -332,9 +331,9 @@ class ResponseLengthDist:
             a, b = a - span, b + span
         else:  # pragma: no cover - the mean is strictly inside (min, max)
             raise ValueError(f"mean_tokens {self.mean_tokens!r} cannot be matched with sigma")
-        # rootfind.brentq is SciPy's brentq ported bit for bit: importing scipy.optimize for
-        # this one root cost every replay process ~0.3 s CPU (issue 24).
-        return brentq(gap, a, b, xtol=1e-12, rtol=1e-12, maxiter=500)
+        from scipy import optimize  # lazy: scipy.optimize/stats cost ~1 s to import
+
+        return float(optimize.brentq(gap, a, b, xtol=1e-12, rtol=1e-12, maxiter=500))
 
     def _lognorm_trunc(self) -> Any:
         """The truncated normal distribution of log(length)."""

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import linprog
 
 from rollmux.schedule.search import (
     DEFAULT_POOL_WEIGHTS,
@@ -262,11 +263,6 @@ def group_utilisation_upper_bound(
             add({a: 1.0, b: -float(max_multiplicity_ratio)}, 0.0)
     cost = np.zeros(n_vars)
     cost[:n] = -np.asarray(coef)
-    # Imported here, not at module top: every trace replay imports this module (the
-    # rollmux-repeat policy's registration), few call linprog, and scipy.optimize costs
-    # ~0.3 s CPU to import (issue 24).
-    from scipy.optimize import linprog
-
     res = linprog(cost, A_ub=np.vstack(rows), b_ub=np.asarray(rhs), bounds=(0, None),
                   method="highs")
     if res.status != 0:  # pragma: no cover - the programme is bounded and feasible (y = 0)
