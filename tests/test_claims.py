@@ -13,6 +13,7 @@ import jsonschema
 import pandas as pd
 import pytest
 import yaml
+from claims_inputs import write_calibration_residuals
 from profiles import PROFILES, load_profile
 
 from rollmux.experiments.claims import (
@@ -80,12 +81,7 @@ def _build(tmp_path: Path, rows: list[dict[str, str]], **options: object
     gets a residuals file under ``tmp_path`` (the fit's outputs are pipeline results).
     """
     if "calibration" not in options:
-        ledger = load_ledger()
-        for fit in load_calibration(ledger).fits.values():
-            body = "".join(f"{t},x,1,1,+0.000%,test\n" for t in fit.targets)
-            path = tmp_path / fit.residuals
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("target,unit,paper,fitted,residual,note\n" + body)
+        write_calibration_residuals(tmp_path)
     half = len(rows) // 2
     files = [_write(tmp_path / "a.csv", rows[:half]), _write(tmp_path / "b.csv", rows[half:])]
     options = {"require_evidence": False, "results_root": tmp_path, **options}
@@ -628,11 +624,7 @@ def test_real_lengths_rows_stand_beside_the_lognormal_values(tmp_path: Path) -> 
     half = len(rows) // 2
     files = [_write(tmp_path / "a.csv", rows[:half]), _write(tmp_path / "b.csv", rows[half:]),
              real]
-    for fit in load_calibration(ledger).fits.values():
-        path = tmp_path / fit.residuals
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("target,unit,paper,fitted,residual,note\n"
-                        + "".join(f"{t},x,1,1,+0.000%,test\n" for t in fit.targets))
+    write_calibration_residuals(tmp_path, ledger)
     build_claims_report(files, tmp_path / "claims.csv", tmp_path / "claims.md",
                         tmp_path / "summary.json", require_evidence=False,
                         results_root=tmp_path, seed_metrics_paths=[seeds])

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from claims_inputs import write_calibration_residuals
 
 from rollmux.experiments.claims import Tolerance
 from rollmux.experiments.intervals import (
@@ -203,16 +204,11 @@ def test_claims_report_takes_each_status_from_the_interval(tmp_path: Path) -> No
         REPRODUCED,
         STATUSES,
         build_claims_report,
-        load_calibration,
         load_ledger,
     )
 
     ledger = load_ledger()
-    for fit in load_calibration(ledger).fits.values():
-        path = tmp_path / fit.residuals
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("target,unit,paper,fitted,residual,note\n"
-                        + "".join(f"{t},x,1,1,+0.000%,test\n" for t in fit.targets))
+    write_calibration_residuals(tmp_path, ledger)
     per_seed = {  # paper: C01 1.84x, C02 1.38x, C12 (+-10%)
         "cost_ratio_solod_over_rollmux": [1.60, 1.70, 1.64, 1.72, 1.66],  # straddles 1.656
         "cost_ratio_verl_over_rollmux": [1.36, 1.38, 1.40, 1.37, 1.39],   # inside

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from claims_inputs import write_calibration_residuals
 
 from rollmux.experiments.intervals import SeedMetricsError, read_seed_metrics
 from rollmux.experiments.optimum_gaps import (
@@ -147,15 +148,11 @@ def test_seed_files_accept_the_allowed_companions_only(tmp_path: Path) -> None:
 def test_claims_report_names_the_gap_of_optimum_normalised_claims(tmp_path: Path) -> None:
     """End to end on the shipped ledger: a claim normalised by the optimum shows its gap in
     the CSV column and beside ours in the Markdown; a claim that is not shows none."""
-    from rollmux.experiments.claims import build_claims_report, load_calibration, load_ledger
+    from rollmux.experiments.claims import build_claims_report, load_ledger
     from rollmux.experiments.metrics import ATTAINMENT_METRICS, BESIDE_READING, with_reading
 
     ledger = load_ledger()
-    for fit in load_calibration(ledger).fits.values():
-        path = tmp_path / fit.residuals
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("target,unit,paper,fitted,residual,note\n"
-                        + "".join(f"{t},x,1,1,+0.000%,test\n" for t in fit.targets))
+    write_calibration_residuals(tmp_path, ledger)
     rows = [{"metric": rec["metric"], "value": rec["paper_value"], "low": rec["paper_low"],
              "high": rec["paper_high"], "unit": rec["unit"], "source": "t", "note": "t"}
             for rec in ledger[ledger["reproducible"] == "yes"].to_dict("records")]
