@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +230,22 @@ def _paper_ends(ledger: pd.DataFrame) -> dict[str, tuple[str, str, dict[str, flo
     return out
 
 
+def _claim_targets(base: pd.DataFrame,
+                   paper: Mapping[str, tuple[str, str, dict[str, float]]],
+                   keep: Callable[[str], bool]
+                   ) -> Iterator[tuple[str, str, str, float, float]]:
+    """(claim id, metric, end, the paper's value there, ours there) for each metric of
+    ``base`` that the ledger states and ``keep`` accepts, at every end both give."""
+    for metric in base["metric"]:
+        if metric not in paper or not keep(metric):
+            continue
+        claim, _, ends = paper[metric]
+        ours = _ends(base, metric)
+        for end, target in ends.items():
+            if end in ours:
+                yield claim, metric, end, target, ours[end]
+
+
 def _row(claim: str, metric: str, end: str, quantity: str, unit: str, paper: float,
          ours_value: float, ours: float, needed: float, fed_back: float, note: str
          ) -> dict[str, Any]:
@@ -260,30 +276,23 @@ def slo_scale_rows(ledger: pd.DataFrame, build: Callable[[pd.DataFrame, pd.DataF
                                  rescore_attainment(mixed, replays, scale))
         return cache[scale]
 
-    base = build(sens, mixed)
     rows = []
-    for metric in base["metric"]:
-        if metric not in ATTAINMENT_METRICS or metric not in paper:
-            continue
-        claim, _, ends = paper[metric]
-        ours = _ends(base, metric)
-        for end, target in ends.items():
-            if end not in ours:
-                continue
+    for claim, metric, end, target, ours in _claim_targets(
+            build(sens, mixed), paper, lambda m: m in ATTAINMENT_METRICS):
 
-            def reading(scale: float, m: str = metric, e: str = end) -> float:
-                return _ends(metrics_at(scale), m)[e]
+        def reading(scale: float, m: str = metric, e: str = end) -> float:
+            return _ends(metrics_at(scale), m)[e]
 
-            needed, fed, below = smallest_reaching(reading, ratios, target)
-            rows.append(_row(
-                claim, metric, end, "slo_scale", "x", target, ours[end], 1.0, needed, fed,
-                f"multiplier on every job's SLO at which the {STATUS_READING} reading "
-                f"({end}) reaches the paper's {target:g}%: {fed:.4g}% there, {below:.4g}% "
-                "just below; each replay's schedule held (Random and Greedy never read "
-                "SLOs; RollMux's admission would see the scaled SLOs)"
-                if math.isfinite(needed) else
-                f"no SLO scale brings the {STATUS_READING} reading ({end}) to the paper's "
-                f"{target:g}% (jobs that did not complete never meet an SLO)"))
+        needed, fed, below = smallest_reaching(reading, ratios, target)
+        rows.append(_row(
+            claim, metric, end, "slo_scale", "x", target, ours, 1.0, needed, fed,
+            f"multiplier on every job's SLO at which the {STATUS_READING} reading "
+            f"({end}) reaches the paper's {target:g}%: {fed:.4g}% there, {below:.4g}% "
+            "just below; each replay's schedule held (Random and Greedy never read "
+            "SLOs; RollMux's admission would see the scaled SLOs)"
+            if math.isfinite(needed) else
+            f"no SLO scale brings the {STATUS_READING} reading ({end}) to the paper's "
+            f"{target:g}% (jobs that did not complete never meet an SLO)"))
     return rows
 
 
@@ -298,36 +307,31 @@ def price_rows(ledger: pd.DataFrame, build: Callable[[pd.DataFrame, pd.DataFrame
         return build(reprice(sens, replays, h20_price, ratio, reference),
                      reprice(mixed, replays, h20_price, ratio, reference))
 
-    base = build(sens, mixed)
+    def simulation_cost_over_optimum(metric: str) -> bool:
+        return metric.startswith("cost_over_opt_") and METRICS[metric].stage == "simulation"
+
     rows = []
-    for metric in base["metric"]:
-        if not metric.startswith("cost_over_opt_") or metric not in paper \
-                or METRICS[metric].stage != "simulation":
-            continue
-        claim, _, ends = paper[metric]
-        ours = _ends(base, metric)
-        for end, target in ends.items():
-            if end not in ours:
-                continue
+    for claim, metric, end, target, ours in _claim_targets(
+            build(sens, mixed), paper, simulation_cost_over_optimum):
 
-            def gap(ratio: float, m: str = metric, e: str = end, t: float = target) -> float:
-                return _ends(metrics_at(ratio), m)[e] - t
+        def gap(ratio: float, m: str = metric, e: str = end, t: float = target) -> float:
+            return _ends(metrics_at(ratio), m)[e] - t
 
-            lo, hi = PRICE_BRACKET
-            f_lo, f_hi = gap(lo), gap(hi)
-            if f_lo * f_hi > 0:
-                needed = fed = math.nan
-                note = (f"no H800/H20 price ratio in [{lo:g}, {hi:g}] gives the paper's "
-                        f"{target:g} ({end}): {f_lo + target:.4g} at {lo:g}, "
-                        f"{f_hi + target:.4g} at {hi:g}")
-            else:
-                needed = float(brentq(gap, lo, hi, xtol=1e-9, rtol=1e-12))
-                fed = gap(needed) + target
-                note = (f"H800 price over H20's at which the total cost over the optimum's "
-                        f"({end}) is the paper's {target:g} (H20 held at {h20_price:g} "
-                        "USD/h per GPU; every replay's GPU-hours re-priced, schedules held)")
-            rows.append(_row(claim, metric, end, "h800_over_h20_price", "x", target,
-                             ours[end], ours_ratio, needed, fed, note))
+        lo, hi = PRICE_BRACKET
+        f_lo, f_hi = gap(lo), gap(hi)
+        if f_lo * f_hi > 0:
+            needed = fed = math.nan
+            note = (f"no H800/H20 price ratio in [{lo:g}, {hi:g}] gives the paper's "
+                    f"{target:g} ({end}): {f_lo + target:.4g} at {lo:g}, "
+                    f"{f_hi + target:.4g} at {hi:g}")
+        else:
+            needed = float(brentq(gap, lo, hi, xtol=1e-9, rtol=1e-12))
+            fed = gap(needed) + target
+            note = (f"H800 price over H20's at which the total cost over the optimum's "
+                    f"({end}) is the paper's {target:g} (H20 held at {h20_price:g} "
+                    "USD/h per GPU; every replay's GPU-hours re-priced, schedules held)")
+        rows.append(_row(claim, metric, end, "h800_over_h20_price", "x", target,
+                         ours, ours_ratio, needed, fed, note))
     return rows
 
 
