@@ -21,7 +21,7 @@ from rollmux.experiments.near_edge import (
     read_replays,
     slo_scale_rows,
 )
-from rollmux.experiments.sensitivity import simulation_metrics_over_seeds
+from rollmux.experiments.sensitivity import read_sweep_table, simulation_metrics_over_seeds
 from rollmux.hardware import load_hardware
 from rollmux.io import write_csv
 
@@ -31,8 +31,8 @@ ledger = load_ledger(snakemake.input.ledger)
 hw = load_hardware(overrides=dict(snakemake.params.overrides) or None)
 window = int(snakemake.params.window)
 note = f"; first {window} arrivals of each trace" if window else ""
-sens = pd.read_csv(snakemake.input.sensitivity, dtype={"value": str, "slo": str})
-mixed = pd.read_csv(snakemake.input.mixed, dtype={"value": str, "slo": str})
+sens = read_sweep_table(snakemake.input.sensitivity)
+mixed = read_sweep_table(snakemake.input.mixed)
 sources = f"{snakemake.input.sensitivity};{snakemake.input.mixed}"
 endpoints = [str(v) for v in snakemake.params.slo_endpoints]
 

@@ -14,7 +14,11 @@ import pandas as pd
 
 from rollmux.experiments.intervals import mean_over_seeds, per_seed_metrics
 from rollmux.experiments.production import production_metrics
-from rollmux.experiments.sensitivity import simulation_gaps, simulation_metrics_over_seeds
+from rollmux.experiments.sensitivity import (
+    read_sweep_table,
+    simulation_gaps,
+    simulation_metrics_over_seeds,
+)
 from rollmux.io import write_csv
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
@@ -22,8 +26,8 @@ logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
 if hasattr(snakemake.input, "sensitivity"):
     window = int(snakemake.params.window)
     note = f"; first {window} arrivals of each trace" if window else ""
-    sens = pd.read_csv(snakemake.input.sensitivity, dtype={"value": str, "slo": str})
-    mixed = pd.read_csv(snakemake.input.mixed, dtype={"value": str, "slo": str})
+    sens = read_sweep_table(snakemake.input.sensitivity)
+    mixed = read_sweep_table(snakemake.input.mixed)
     sources = f"{snakemake.input.sensitivity};{snakemake.input.mixed}"
     endpoints = [str(v) for v in snakemake.params.slo_endpoints]
 

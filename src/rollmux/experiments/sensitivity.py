@@ -34,13 +34,20 @@ from rollmux.sim.sweeps import (
     slo_label,
 )
 
-__all__ = ["OPTIMUM_NORMALISED", "simulation_gaps", "simulation_metrics",
+__all__ = ["OPTIMUM_NORMALISED", "read_sweep_table", "simulation_gaps", "simulation_metrics",
            "simulation_metrics_over_seeds"]
 
 _COST_WHAT = "total cost / optimal's"
 _SLO_WHAT = "SLO attainment, realised reading (realised over solo on the same draws)"
 _REALISED = "slo_attainment_realised"
 _REFERENCE = "slo_attainment_reference"
+
+
+def read_sweep_table(path: str) -> pd.DataFrame:
+    """A sensitivity or mixed-workload table as the sweeps write it (results/sim/
+    sensitivity.csv, mixed.csv), its setting values and SLOs kept as text ("1.50",
+    "trace"), as the metrics select them."""
+    return pd.read_csv(path, dtype={"value": str, "slo": str})
 
 
 def _setting_means(sens: pd.DataFrame) -> pd.DataFrame:
