@@ -27,6 +27,8 @@ include: "workflow/rules/calibration.smk"
 include: "workflow/rules/beyond.smk"
 include: "workflow/rules/designs.smk"
 include: "workflow/rules/claims.smk"
+# Last: it batches the seeds of the replays the rules above ask for.
+include: "workflow/rules/sim_batch.smk"
 
 
 rule all:
