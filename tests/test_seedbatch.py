@@ -163,7 +163,8 @@ def test_quick_profile_batches_exactly_the_multi_seed_cheap_settings(tmp_path: P
         by_setting.setdefault(setting, set()).add(seed)
     expected = {s for s, seeds in by_setting.items() if len(seeds) > 1
                 and not s.endswith(("policy=optimal", "policy=regroup"))}
-    batched = {job.split(";")[0].rsplit("/", 1)[0]: job.split(";") for job in on["sim_replay_seeds"]}
+    batched = {job.split(";")[0].rsplit("/", 1)[0]: job.split(";")
+               for job in on["sim_replay_seeds"]}
     assert len(batched) == len(on["sim_replay_seeds"])
     assert set(batched) == expected
     for setting, folders in batched.items():
