@@ -205,3 +205,18 @@ def test_batched_replays_are_byte_identical_to_single_replays(tmp_path: Path) ->
         assert names == {p.name for p in b.iterdir()} == {*REPLAY_FILES, MARKER}
         _, mismatch, errors = filecmp.cmpfiles(a, b, sorted(names), shallow=False)
         assert not mismatch and not errors, (folder, mismatch, errors)
+
+
+def test_batch_rule_names_and_sizes() -> None:
+    """One rule name per seed list (the config's: sim_replay_seeds); SLURM runtime scales
+    with the seeds and the attempt, memory with the attempt only."""
+    from rollmux.sim.seedbatch import batch_resources, batch_rule_name
+
+    assert batch_rule_name((0, 1, 2), [0, 1, 2]) == "sim_replay_seeds"
+    assert batch_rule_name((0, 2), [0, 1, 2]) == "sim_replay_seeds_0_2"
+    sizes = batch_resources(10)
+    assert sizes["runtime"](None, 1) == 300 and sizes["runtime"](None, 2) == 600
+    assert sizes["mem_mb"](None, 1) == 3000 and sizes["mem_mb"](None, 2) == 6000
+    assert batch_resources(1)["runtime"](None, 1) == 30
+    with pytest.raises(ValueError):
+        batch_resources(0)

@@ -19,6 +19,8 @@
 from rollmux.sim.seedbatch import (
     REPLAY_FILES,
     batch_inputs,
+    batch_resources,
+    batch_rule_name,
     group_by_seeds,
     seed_batches,
     setting_pattern,
@@ -33,29 +35,12 @@ SIM_BATCHES = (
 )
 
 
-def _batch_rule_name(seeds):
-    """sim_replay_seeds for the config's seed list, else named by its seeds."""
-    if list(seeds) == SEEDS:
-        return "sim_replay_seeds"
-    return "sim_replay_seeds_" + "_".join(str(s) for s in seeds)
-
-
-def _batch_resources(seeds):
-    """SLURM runtime (minutes) and memory of a batch: a replay's, runtime times the seeds
-    (the profile's sim_replay sizes: 30 min and 3 GB for a replay of these policies)."""
-    n = len(seeds)
-    return {
-        "runtime": lambda wildcards, attempt: 30 * n * attempt,
-        "mem_mb": lambda wildcards, attempt: 3000 * attempt,
-    }
-
-
 for _seeds, _settings in group_by_seeds(SIM_BATCHES).items():
     _label = ",".join(str(s) for s in _seeds)
 
     rule:
         name:
-            _batch_rule_name(_seeds)
+            batch_rule_name(_seeds, SEEDS)
         conda:
             ENV
         input:
@@ -73,7 +58,7 @@ for _seeds, _settings in group_by_seeds(SIM_BATCHES).items():
             overrides=SIM_OVERRIDES,
             lengths=LENGTHS_PATH,
         resources:
-            **_batch_resources(_seeds),
+            **batch_resources(len(_seeds)),
         log:
             f"results/logs/sim/{{setting}}/seeds={_label}.log",
         benchmark:
@@ -81,4 +66,4 @@ for _seeds, _settings in group_by_seeds(SIM_BATCHES).items():
         script:
             "../scripts/sim_replay_seeds.py"
 
-    workflow.ruleorder(_batch_rule_name(_seeds), "sim_replay")
+    workflow.ruleorder(batch_rule_name(_seeds, SEEDS), "sim_replay")

@@ -19,7 +19,7 @@ several minutes each) keeps a job per seed, so that its seeds still run in paral
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from rollmux.sim.replay import path_keys
@@ -29,6 +29,8 @@ __all__ = [
     "REPLAY_FILES",
     "SOLVER_OPTIONS",
     "batch_inputs",
+    "batch_resources",
+    "batch_rule_name",
     "batchable_policy",
     "group_by_seeds",
     "seed_batches",
@@ -125,3 +127,33 @@ def group_by_seeds(batches: Mapping[str, tuple[int, ...]]
     for setting, seeds in sorted(batches.items()):
         out.setdefault(seeds, []).append(setting)
     return {seeds: tuple(names) for seeds, names in sorted(out.items())}
+
+
+def batch_rule_name(seeds: Sequence[int], default_seeds: Sequence[int]) -> str:
+    """The batch rule of a seed list: ``sim_replay_seeds`` for the config's ``seeds``,
+    else ``sim_replay_seeds_<s1>_<s2>...``."""
+    if [int(s) for s in seeds] == [int(s) for s in default_seeds]:
+        return "sim_replay_seeds"
+    return "sim_replay_seeds_" + "_".join(str(int(s)) for s in seeds)
+
+
+#: SLURM sizes of one replay of a batchable policy (workflow/profiles/slurm: a
+#: ``sim_replay`` job of these policies gets 30 min and 3 GB).
+REPLAY_RUNTIME_MIN = 30
+REPLAY_MEM_MB = 3000
+
+
+def batch_resources(n_seeds: int) -> dict[str, Callable[..., int]]:
+    """A batch job's ``runtime`` (minutes: a replay's times the seeds) and ``mem_mb`` (a
+    replay's: the seeds run one after another, the memos are bounded), both times the
+    attempt (a retried job gets more), as Snakemake resource callables."""
+    if n_seeds < 1:
+        raise ValueError(f"a batch needs at least one seed, got {n_seeds}")
+
+    def runtime(wildcards: object, attempt: int) -> int:
+        return REPLAY_RUNTIME_MIN * n_seeds * attempt
+
+    def mem_mb(wildcards: object, attempt: int) -> int:
+        return REPLAY_MEM_MB * attempt
+
+    return {"runtime": runtime, "mem_mb": mem_mb}
