@@ -40,10 +40,20 @@ RESUME := --rerun-incomplete
 # The pipeline too caches bytecode where PYTHONDONTWRITEBYTECODE is set: each of its ~350
 # jobs is a fresh Python process, which otherwise compiles every rollmux module it imports
 # again (about 0.2 s of CPU per replay, benchmarks/RESULTS-startup.md).
+# Snakemake's scheduler wakes up once per second per job ever finished (each pass of its
+# loop re-arms a timer of --max-jobs-per-timespan's span; a job's end adds a chain that never
+# dies) and each pass re-reads every ready job's params, resources and input sizes: in the
+# paper profile that took half a core by the 350th of 903 jobs (900 s of CPU in 50 min,
+# benchmarks/RESULTS.md, issue 24 fourth pass). A 5 s span makes those passes 5x rarer; the
+# jobs run locally, so no submission rate needs limiting, and a job's end still wakes the
+# scheduler at once. The timers left at the end are cancelled (the Snakefile's onsuccess and
+# onerror), so the run does not wait out the span before it exits.
+SCHEDULE := --max-jobs-per-timespan 100000/5s
+
 reproduce: export PYTHONDONTWRITEBYTECODE :=
 reproduce: $(VENV)/.installed  ## run the pipeline (CONFIG=config/paper.yaml for paper scale), then the HTML report
 	$(BIN)/python scripts/unlock_stale.py --configfile $(CONFIG)
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) $(RESUME)
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) $(RESUME) $(SCHEDULE)
 	$(BIN)/snakemake --configfile $(CONFIG) --report figures/report.html \
 		--report-stylesheet workflow/report/report.css
 

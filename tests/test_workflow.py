@@ -193,6 +193,39 @@ def makefile_resume_steps() -> tuple[str, list[str]]:
     return "scripts/unlock_stale.py", flags
 
 
+def makefile_schedule_flags() -> list[str]:
+    """The Snakemake flags of the Makefile's ``SCHEDULE`` (checked to be on `reproduce`)."""
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    flags = next(line.split(":=", 1)[1].split() for line in text.splitlines()
+                 if line.startswith("SCHEDULE :="))
+    recipe = text[text.index("\nreproduce:"):].split("\n\n", 1)[0]
+    assert "$(SCHEDULE)" in recipe
+    return flags
+
+
+def test_makefile_schedules_with_a_long_rate_limit_span() -> None:
+    """`make reproduce` stretches Snakemake's rate-limit span beyond the default second
+    (fewer scheduler passes) without limiting the paper profile's ~900 local jobs."""
+    from snakemake.settings.types import MaxJobsPerTimespan
+
+    flags = makefile_schedule_flags()
+    assert flags[0] == "--max-jobs-per-timespan" and len(flags) == 2
+    limit = MaxJobsPerTimespan.parse_choice(flags[1])
+    assert limit.timespan > 1
+    assert limit.max_jobs >= 10_000
+
+
+def test_run_ends_without_waiting_out_the_scheduler_timer(tmp_path: Path) -> None:
+    """With a 10-minute rate-limit span a one-job run still ends when its job does: the
+    Snakefile's onsuccess handler cancels the scheduler's last timer, which the interpreter
+    would otherwise wait out (the run would then hit this call's 5-minute timeout)."""
+    workdir = copy_pipeline(tmp_path)
+    target = "results/sim/traces/production-default-first3.csv"
+    snakemake(workdir, target, "--cores", "1", "--max-jobs-per-timespan", "100000/600s",
+              timeout=300)
+    assert (workdir / target).is_file()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("interrupt", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill"])
 def test_interrupted_run_resumes_with_the_same_command(clean_run: Path, tmp_path: Path,
