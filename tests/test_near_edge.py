@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -123,6 +124,29 @@ def test_price_ratio_gives_the_papers_cost_ratio_when_fed_back() -> None:
     (none,) = [r for r in price_rows(high, _build, mixed.iloc[0:0], mixed, replays, 1.85,
                                      2.85) if r["claim_id"] == "C41"]
     assert math.isnan(none["needed"]) and "no H800/H20 price ratio" in none["note"]
+
+
+def test_searches_reading_one_metric_per_step_give_the_same_rows() -> None:
+    """With ``build_some`` each search step computes only the metric it reads; the rows
+    are those of the whole-file build."""
+    ledger = load_ledger()
+    replays = _replays()
+    mixed = rescore_attainment(_mixed(), replays, 1.0)
+    asked: list[tuple[str, ...]] = []
+
+    def some(sens: pd.DataFrame, mix: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
+        asked.append(tuple(metrics))
+        frame = _build(sens, mix)
+        return frame[frame["metric"].isin(list(metrics))].reset_index(drop=True)
+
+    empty = mixed.iloc[0:0]
+    for search, extra in ((slo_scale_rows, ()), (price_rows, (1.85, 2.85, "optimal"))):
+        asked.clear()
+        whole = pd.DataFrame(search(ledger, _build, empty, mixed, replays, *extra))
+        one = pd.DataFrame(search(ledger, _build, empty, mixed, replays, *extra,
+                                  build_some=some))
+        pd.testing.assert_frame_equal(one, whole)
+        assert asked and all(len(m) == 1 for m in asked)
 
 
 def test_read_replays_keys_a_seedless_replay_for_every_seed(tmp_path: Path) -> None:

@@ -272,3 +272,43 @@ def test_migration_speeds_up_a_rollout_heavy_pair_more_than_a_dissimilar_one() -
     assert migration_speedup(resolved(pair_ad), seed=0, iterations=30) < gain_ee
     with pytest.raises(ValueError, match="pair"):
         migration_speedup(resolved((pair_ee[0], pair_ee[0])))
+
+
+def test_the_model_memo_gives_the_computed_model() -> None:
+    """A sampler of the same job at another seed, with other training times or the other
+    migration setting takes the memo's tables and coefficients: the ones it would compute,
+    so the same draws; a change to what calibration reads (rollout times) misses it."""
+    from rollmux.sim import stochastic
+
+    r = resolve(JOB_A, HW)
+    slower = replace(r.times, train_s=2 * r.times.train_s, train_max_s=2 * r.times.train_max_s)
+    stochastic._MODEL_MEMO.clear()
+    PhaseSampler(r, root_seed=0, config=FAST)
+    assert len(stochastic._MODEL_MEMO) == 1
+    for kwargs in ({"root_seed": 3}, {"times": slower},
+                   {"config": replace(FAST, migration=False)}):
+        args = {"root_seed": 0, "config": FAST, **kwargs}
+        hit = PhaseSampler(r, **args)  # type: ignore[arg-type]
+        assert len(stochastic._MODEL_MEMO) == 1
+        stochastic._MODEL_MEMO.clear()
+        fresh = PhaseSampler(r, **args)  # type: ignore[arg-type]
+        assert hit.coefficients == fresh.coefficients
+        assert hit.table(40) == fresh.table(40)
+    longer = replace(r.times, rollout_s=1.5 * r.times.rollout_s,
+                     rollout_max_s=1.5 * r.times.rollout_max_s)
+    other = PhaseSampler(r, config=FAST, times=longer)
+    assert len(stochastic._MODEL_MEMO) == 2
+    assert other.coefficients != PhaseSampler(r, config=FAST).coefficients
+
+
+def test_throughput_from_records_is_the_frames() -> None:
+    """The woven throughput reads each training's end from the records as
+    iteration_end_times reads them from simulate_woven's frame."""
+    from rollmux.sim.stochastic import _train_end_times, _woven_records, pair_tables
+
+    pair = resolved([job_type("A", job_id="a"), job_type("B", job_id="b")])
+    tables = pair_tables(pair, seed=1, iterations=12, config=ON)
+    pins = [[0], [0]]
+    frame = simulate_woven(tables, pins, pins)
+    records = _woven_records(tables, pins, pins, None, 8)
+    np.testing.assert_array_equal(_train_end_times(records, 2), iteration_end_times(frame, 2))

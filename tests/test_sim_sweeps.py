@@ -319,8 +319,41 @@ def test_production_cost_ratios_are_total_costs_on_a_stretched_replay() -> None:
     assert m.loc["solod_vs_verl_cost", "value"] == pytest.approx(0.9)
 
 
-def test_simulation_metrics_ranges_span_the_right_settings() -> None:
-    """Ranges are min..max over the settings of their kind; C34/C35 only the endpoints."""
+def _simulation_sweep(seeds: tuple[int, ...] = (0,)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Sensitivity rows of every kind and the mixed rows among them (at ``seeds``, the
+    values shifted per seed)."""
+    rows = []
+    for seed in seeds:
+        for row in _simulation_rows():
+            shift = 0.01 * seed
+            rows.append({**row, "seed": seed,
+                         "total_cost_over_optimal": row["total_cost_over_optimal"] + shift,
+                         "slo_attainment_realised": row["slo_attainment_realised"] - shift})
+    sens = pd.DataFrame(rows)
+    return sens, sens[(sens["kind"] == "workload") & (sens["value"] == "Mixed")]
+
+
+def test_simulation_metrics_of_some_metrics_are_the_whole_files_rows() -> None:
+    """``metrics=[m]`` gives m's rows (and its reading companion) exactly as the whole
+    file has them, per seed and over seeds (what the what-it-would-take searches read)."""
+    from rollmux.experiments.metrics import split_reading
+    from rollmux.experiments.sensitivity import simulation_metrics_over_seeds
+
+    sens, mixed = _simulation_sweep((0, 1, 2))
+    whole, per_seed = simulation_metrics_over_seeds(sens, mixed, "a;b", window_note="; w")
+    names = sorted({split_reading(m)[0] for m in whole["metric"]})
+    assert len(names) == 17
+    for name in names:
+        some, some_seed = simulation_metrics_over_seeds(sens, mixed, "a;b", window_note="; w",
+                                                        metrics=[name])
+        rows = whole[[split_reading(m)[0] == name for m in whole["metric"]]]
+        pd.testing.assert_frame_equal(some, rows.reset_index(drop=True))
+        seed_rows = per_seed[[split_reading(m)[0] == name for m in per_seed["metric"]]]
+        pd.testing.assert_frame_equal(some_seed, seed_rows.reset_index(drop=True))
+
+
+def _simulation_rows() -> list[dict[str, object]]:
+    """One seed's sensitivity rows: SLO settings, workloads and group-size limits."""
     rows = []
     slo_random = {"1.2": 0.4, "1.5": 0.1, "2": 0.7, "trace": 0.5}
     for value, att in slo_random.items():
@@ -338,8 +371,12 @@ def test_simulation_metrics_ranges_span_the_right_settings() -> None:
                              "total_cost_over_optimal": cost, "cost_over_optimal": cost / 2,
                              "slo_attainment": s, **_readings(s),
                              "peak_gpus_total": 100 + k})
-    sens = pd.DataFrame(rows)
-    mixed = sens[(sens["kind"] == "workload") & (sens["value"] == "Mixed")]
+    return rows
+
+
+def test_simulation_metrics_ranges_span_the_right_settings() -> None:
+    """Ranges are min..max over the settings of their kind; C34/C35 only the endpoints."""
+    sens, mixed = _simulation_sweep()
     m = simulation_metrics(sens, mixed, "a;b", slo_endpoints=("1.2", "2.0")).set_index(
         "metric")
     assert len(m) == 17 + 8  # and the paper-reference companion of the 8 SLO metrics

@@ -61,6 +61,7 @@ __all__ = [
     "NEAR_EDGE_COLUMNS",
     "PRICE_BRACKET",
     "TRAIN_BRACKET",
+    "BuildSome",
     "ReplayJobs",
     "attainment_at",
     "gain_price_rows",
@@ -257,31 +258,45 @@ def _row(claim: str, metric: str, end: str, quantity: str, unit: str, paper: flo
             "needed": needed, "fed_back": fed_back, "note": note}
 
 
+#: ``build_some(sens, mixed, metrics)``: the rows of ``metrics`` only of what ``build``
+#: gives on the same tables, each with ``build``'s values (e.g. :func:`rollmux.
+#: experiments.sensitivity.simulation_metrics_over_seeds` with ``metrics``).
+BuildSome = Callable[[pd.DataFrame, pd.DataFrame, Sequence[str]], pd.DataFrame]
+
+
 def slo_scale_rows(ledger: pd.DataFrame, build: Callable[[pd.DataFrame, pd.DataFrame],
                    pd.DataFrame], sens: pd.DataFrame, mixed: pd.DataFrame,
-                   replays: Mapping[tuple[Any, ...], ReplayJobs]) -> list[dict[str, Any]]:
+                   replays: Mapping[tuple[Any, ...], ReplayJobs],
+                   build_some: BuildSome | None = None) -> list[dict[str, Any]]:
     """The SLO scale each simulation attainment claim needs (module docstring).
 
     ``build(sens, mixed)`` gives the simulation metrics (:func:`rollmux.experiments.
     sensitivity.simulation_metrics` with the pipeline's arguments); ``sens`` and ``mixed``
     are the pipeline's tables, ``replays`` their replays (:func:`read_replays`).
+    ``build_some`` (:data:`BuildSome`), when given, computes the one metric each step of
+    a search reads, instead of every metric: the same values, so the same rows.
     """
     paper = _paper_ends(ledger)
     ratios = np.concatenate([r.ratios for r in replays.values()] or [np.array([])])
-    cache: dict[float, pd.DataFrame] = {}
+    tables: dict[float, tuple[pd.DataFrame, pd.DataFrame]] = {}
+    cache: dict[tuple[float, str], pd.DataFrame] = {}
 
-    def metrics_at(scale: float) -> pd.DataFrame:
-        if scale not in cache:
-            cache[scale] = build(rescore_attainment(sens, replays, scale),
+    def metrics_at(scale: float, metric: str) -> pd.DataFrame:
+        key = (scale, metric if build_some is not None else "")
+        if key not in cache:
+            if scale not in tables:
+                tables[scale] = (rescore_attainment(sens, replays, scale),
                                  rescore_attainment(mixed, replays, scale))
-        return cache[scale]
+            cache[key] = (build(*tables[scale]) if build_some is None
+                          else build_some(*tables[scale], (metric,)))
+        return cache[key]
 
     rows = []
     for claim, metric, end, target, ours in _claim_targets(
             build(sens, mixed), paper, lambda m: m in ATTAINMENT_METRICS):
 
         def reading(scale: float, m: str = metric, e: str = end) -> float:
-            return _ends(metrics_at(scale), m)[e]
+            return _ends(metrics_at(scale, m), m)[e]
 
         needed, fed, below = smallest_reaching(reading, ratios, target)
         rows.append(_row(
@@ -299,13 +314,16 @@ def slo_scale_rows(ledger: pd.DataFrame, build: Callable[[pd.DataFrame, pd.DataF
 def price_rows(ledger: pd.DataFrame, build: Callable[[pd.DataFrame, pd.DataFrame],
                pd.DataFrame], sens: pd.DataFrame, mixed: pd.DataFrame,
                replays: Mapping[tuple[Any, ...], ReplayJobs], h20_price: float,
-               ours_ratio: float, reference: str = "optimal") -> list[dict[str, Any]]:
-    """The H800/H20 price ratio each simulation cost-over-optimal claim needs."""
+               ours_ratio: float, reference: str = "optimal",
+               build_some: BuildSome | None = None) -> list[dict[str, Any]]:
+    """The H800/H20 price ratio each simulation cost-over-optimal claim needs
+    (``build_some`` as in :func:`slo_scale_rows`)."""
     paper = _paper_ends(ledger)
 
-    def metrics_at(ratio: float) -> pd.DataFrame:
-        return build(reprice(sens, replays, h20_price, ratio, reference),
-                     reprice(mixed, replays, h20_price, ratio, reference))
+    def metrics_at(ratio: float, metric: str) -> pd.DataFrame:
+        s = reprice(sens, replays, h20_price, ratio, reference)
+        m = reprice(mixed, replays, h20_price, ratio, reference)
+        return build(s, m) if build_some is None else build_some(s, m, (metric,))
 
     def simulation_cost_over_optimum(metric: str) -> bool:
         return metric.startswith("cost_over_opt_") and METRICS[metric].stage == "simulation"
@@ -315,7 +333,7 @@ def price_rows(ledger: pd.DataFrame, build: Callable[[pd.DataFrame, pd.DataFrame
             build(sens, mixed), paper, simulation_cost_over_optimum):
 
         def gap(ratio: float, m: str = metric, e: str = end, t: float = target) -> float:
-            return _ends(metrics_at(ratio), m)[e] - t
+            return _ends(metrics_at(ratio, m), m)[e] - t
 
         lo, hi = PRICE_BRACKET
         f_lo, f_hi = gap(lo), gap(hi)

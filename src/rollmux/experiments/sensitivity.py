@@ -10,7 +10,7 @@ the contract: :mod:`rollmux.experiments.metrics`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,6 @@ from rollmux.sim.sweeps import (
     AVERAGE_COST_COLUMN,
     COST_COLUMN,
     READING_COLUMNS,
-    SETTING_KINDS,
     slo_label,
 )
 
@@ -78,7 +77,8 @@ def _span(frame: pd.DataFrame, kind: str, policies: Sequence[str], column: str,
 
 def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
                        slo_endpoints: Sequence[str] = ("1.2", "2"),
-                       window_note: str = "") -> pd.DataFrame:
+                       window_note: str = "",
+                       metrics: Collection[str] | None = None) -> pd.DataFrame:
     """Claims C28-C44 from the sensitivity and mixed-workload tables (means over seeds).
 
     Costs over the optimum are total-cost ratios (:data:`COST_COLUMN`), the time-average
@@ -87,21 +87,37 @@ def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
     Ranges are min..max over the settings the paper's range spans: the four workload
     types (C28-C32), every SLO setting (C33), SLO ``slo_endpoints`` (C34, C35), every
     group-size limit (C36, C37). ``window_note`` is appended to each note (e.g. the
-    trace window of the quick profile).
+    trace window of the quick profile). ``metrics`` (default: all) keeps the rows of
+    those metrics (and their reading companions) only, each computed as in the whole
+    file (the what-it-would-take searches read one metric at a time).
     """
+    keep = None if metrics is None else {split_reading(m)[0] for m in metrics}
+
+    def want(metric: str) -> bool:
+        return keep is None or metric in keep
+
     means = _setting_means(sens)
     slo_endpoints = [slo_label(v) for v in slo_endpoints]
     tail = f"{window_note}" if window_note else ""
-    kinds = {k: ", ".join(sorted(set(means[means["kind"] == k]["value"]), key=str))
-             for k in SETTING_KINDS}
+    kind_of, value_of = means["kind"].to_numpy(), means["value"].to_numpy()
+    kinds: dict[str, str] = {}
+
+    def settings_of(kind: str) -> str:
+        """The kind's setting values, as the notes list them."""
+        if kind not in kinds:
+            kinds[kind] = ", ".join(sorted(set(value_of[kind_of == kind]), key=str))
+        return kinds[kind]
+
     base = ("random", "greedy")
     rows = []
 
     def rng(metric: str, kind: str, policies: Sequence[str], column: str,
             what: str, values: Sequence[str] | None = None) -> None:
+        if not want(metric):
+            return
         scale = 100.0 if metric_unit(metric) == "%" else 1.0
         low, high = _span(means, kind, policies, column, values, scale)
-        over = ", ".join(values) if values is not None else kinds[kind]
+        over = ", ".join(values) if values is not None else settings_of(kind)
         if column == COST_COLUMN:
             lo_avg, hi_avg = _span(means, kind, policies, AVERAGE_COST_COLUMN, values)
             what = f"{what} (time-average ratio {lo_avg:.4g} to {hi_avg:.4g})"
@@ -124,17 +140,24 @@ def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
     rng("slo_greedy_by_slo", "slo", ("greedy",), _REALISED, _SLO_WHAT, list(slo_endpoints))
     rng("slo_baselines_by_groupsize", "maxgroup", base, _REALISED, _SLO_WHAT)
     rng("cost_over_opt_baselines_by_groupsize", "maxgroup", base, cost, _COST_WHAT)
-    roll = means[means["policy"] == "rollmux"]
+    roll = means[means["policy"] == "rollmux"] if want("slo_rollmux_simulation") else None
     for reading, column in ((STATUS_READING, _REALISED), (BESIDE_READING, _REFERENCE)):
         name = "slo_rollmux_simulation"
+        if roll is None:
+            break
         rows.append(metric_row(name if reading == STATUS_READING else
                                with_reading(name, reading), sources,
                                f"minimum RollMux SLO attainment over all {len(roll)} "
                                f"simulation settings, {reading} reading (max "
                                f"{100.0 * roll[column].max():.4g}){tail}",
                                value=100.0 * float(roll[column].min())))
-    mix = mixed.groupby("policy").mean(numeric_only=True)
+    mix_metrics = [f"cost_over_opt_{p}_mixed" for p in ("rollmux", "random", "greedy")] + [
+        "slo_random_mixed", "slo_greedy_mixed", "peak_gpus_rollmux_mixed"]
+    mix = (mixed.groupby("policy").mean(numeric_only=True)
+           if any(want(m) for m in mix_metrics) else None)
     for policy, key in (("rollmux", "rollmux"), ("random", "random"), ("greedy", "greedy")):
+        if mix is None or not want(f"cost_over_opt_{key}_mixed"):
+            continue
         rows.append(metric_row(f"cost_over_opt_{key}_mixed", sources,
                             f"{_COST_WHAT} on the mixed workload (default setting; "
                             f"time-average ratio "
@@ -143,15 +166,18 @@ def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
     for policy in ("random", "greedy"):
         for reading, column in ((STATUS_READING, _REALISED), (BESIDE_READING, _REFERENCE)):
             name = f"slo_{policy}_mixed"
+            if mix is None or not want(name):
+                break
             rows.append(metric_row(name if reading == STATUS_READING else
                                    with_reading(name, reading), sources,
                                    f"SLO attainment on the mixed workload (default setting), "
                                    f"{reading} reading{tail}",
                                    value=100.0 * float(mix.loc[policy, column])))
-    rows.append(metric_row("peak_gpus_rollmux_mixed", sources,
-                        f"RollMux peak provisioned GPUs (H20 + H800 at one time) on the "
-                        f"mixed workload{tail}",
-                        value=float(mix.loc["rollmux", "peak_gpus_total"])))
+    if mix is not None and want("peak_gpus_rollmux_mixed"):
+        rows.append(metric_row("peak_gpus_rollmux_mixed", sources,
+                               f"RollMux peak provisioned GPUs (H20 + H800 at one time) on "
+                               f"the mixed workload{tail}",
+                               value=float(mix.loc["rollmux", "peak_gpus_total"])))
     order = ["cost_over_opt_rollmux_by_workload", "cost_over_opt_random_by_workload",
              "slo_random_by_workload", "cost_over_opt_greedy_by_workload",
              "slo_greedy_by_workload", "cost_over_opt_baselines_by_slo", "slo_random_by_slo",
@@ -171,16 +197,19 @@ def simulation_metrics(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
 
 def simulation_metrics_over_seeds(sens: pd.DataFrame, mixed: pd.DataFrame, sources: str,
                                   slo_endpoints: Sequence[str] = ("1.2", "2"),
-                                  window_note: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+                                  window_note: str = "",
+                                  metrics: Collection[str] | None = None
+                                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The simulation metrics file and its per-seed file: :func:`simulation_metrics` of
     each seed's rows alone (a replay the seed does not change is copied to every seed by
     the sweeps' tables), and the metrics with each value the mean of its per-seed values
-    (:mod:`rollmux.experiments.intervals`)."""
+    (:mod:`rollmux.experiments.intervals`). ``metrics``: as in :func:`simulation_metrics`
+    (each kept metric's rows are those of the whole file)."""
     from rollmux.experiments.intervals import mean_over_seeds, per_seed_metrics
 
     def build(s: pd.DataFrame, m: pd.DataFrame) -> pd.DataFrame:
         return simulation_metrics(s, m, sources, slo_endpoints=slo_endpoints,
-                                  window_note=window_note)
+                                  window_note=window_note, metrics=metrics)
 
     per_seed = per_seed_metrics(
         lambda seed: build(sens[sens["seed"] == seed], mixed[mixed["seed"] == seed]),

@@ -54,9 +54,11 @@ from rollmux.schedule.graph import (
     build_schedule,
     check_durations,
     normalise_pinning,
+    order_events,
+    repeated_layout,
     round_robin_node_orders,
 )
-from rollmux.schedule.maxplus import steady_state_period
+from rollmux.schedule.maxplus import period_of_event_graph, steady_state_period
 
 # Relative price of a training node (H800) to a rollout node (H20), paper Table 1.
 H800_PER_H20_COST = 2.85
@@ -198,6 +200,43 @@ class _Group:
         orders = dict(zip(self.nodes, state, strict=True))
         return build_schedule(
             self.rollout_s, self.train_s, self.rollout_nodes, self.train_nodes, orders
+        )
+
+
+class _StatePeriods:
+    """Exact periods of the states of one multiplicity vector, from plain lists.
+
+    The same event lists :meth:`_Group.schedule` followed by
+    :func:`rollmux.schedule.maxplus.steady_state_period` would build (phases laid out
+    job by job, ``R1, T1, R2, T2, ...``; node sequences in the group's node order; lags
+    0), so the period is the same float, without a :class:`Schedule` per state.
+    ``certificate_sweeps`` as in :func:`rollmux.schedule.maxplus.period_of_event_graph`
+    (``None``: the full certificate, as ``steady_state_period``).
+    """
+
+    def __init__(
+        self, group: _Group, mult: Sequence[int], certificate_sweeps: int | None = None
+    ) -> None:
+        """Lay out the events: job j's k-th rollout and training are ``off[j] + 2k (+ 1)``."""
+        self.offset, self.durations, self.chains = repeated_layout(
+            group.rollout_s, group.train_s, tuple(mult)
+        )
+        self.lags = [0.0] * len(mult)
+        self.is_train = [node[0] == "T" for node in group.nodes]
+        self.certificate_sweeps = certificate_sweeps
+        # Per node: its order -> its events (orders recur across the states of a vector).
+        self.events: list[dict[tuple[int, ...], list[int]]] = [{} for _ in group.nodes]
+
+    def __call__(self, state: tuple[tuple[int, ...], ...]) -> float:
+        """Exact steady-state period of ``state`` (``inf`` if it deadlocks)."""
+        sequences = []
+        for seq, train, known in zip(state, self.is_train, self.events, strict=True):
+            events = known.get(seq)
+            if events is None:
+                events = known[seq] = order_events(self.offset, seq, train)
+            sequences.append(events)
+        return period_of_event_graph(
+            self.durations, self.chains, self.lags, sequences, self.certificate_sweeps
         )
 
 
@@ -384,31 +423,32 @@ def best_schedule(
         # Rounded so that a repeated round-robin (same ratio) sorts after the original.
         scored.append((-float(f"{num / lb:.12g}"), sum(mult), mult, num, lb))
     scored.sort()
-    best: BestSchedule | None = None
+    # (utilisation, period, multiplicity, state, evaluations so far) of the best found.
+    best: tuple[float, float, tuple[int, ...], tuple[tuple[int, ...], ...], int] | None = None
     n_evaluated = 0
     for neg_bound, _, mult, num, lb in scored:
-        if best is not None and -neg_bound <= best.utilisation * (1.0 + REL_TOL):
+        if best is not None and -neg_bound <= best[0] * (1.0 + REL_TOL):
             break
+        period_of = _StatePeriods(group, mult)
         for state in _states(group, mult, symmetry):
-            schedule = group.schedule(state)
-            period = steady_state_period(schedule)
+            period = period_of(state)
             n_evaluated += 1
             if not math.isfinite(period):
                 continue
             util = num / period
-            if best is None or util > best.utilisation * (1.0 + REL_TOL):
-                orders = dict(zip(group.nodes, state, strict=True))
-                best = BestSchedule(schedule, period, util, mult, orders, n_evaluated)
+            if best is None or util > best[0] * (1.0 + REL_TOL):
+                best = (util, period, mult, state, n_evaluated)
             if period <= lb * (1.0 + REL_TOL):
                 break
     if best is None:  # unreachable: round-robin orders never deadlock
         raise RuntimeError("best_schedule: every schedule deadlocked")
+    util, period, mult, state, _ = best
     return BestSchedule(
-        best.schedule,
-        best.period_s,
-        best.utilisation,
-        best.multiplicity,
-        best.node_orders,
+        group.schedule(state),
+        period,
+        util,
+        mult,
+        dict(zip(group.nodes, state, strict=True)),
         n_evaluated,
     )
 
@@ -459,8 +499,9 @@ def best_node_orders(
         best_state: tuple[tuple[int, ...], ...] | None = None
         best_period = math.inf
         n_evaluated = 0
+        period_of = _StatePeriods(group, mult)
         for state in _states(group, mult, symmetry):
-            period = steady_state_period(group.schedule(state))
+            period = period_of(state)
             n_evaluated += 1
             if period < best_period * (1.0 - REL_TOL):
                 best_state, best_period = state, period
@@ -485,10 +526,11 @@ def _heuristic_orders(
         orders = [tuple(range(n))]
         orders += [tuple(int(x) for x in rng.permutation(n)) for _ in range(n_global_orders - 1)]
     cache: dict[tuple[tuple[int, ...], ...], float] = {}
+    periods = _StatePeriods(group, (1,) * n)
 
     def period_of(state: tuple[tuple[int, ...], ...]) -> float:
         if state not in cache:
-            cache[state] = steady_state_period(group.schedule(state))
+            cache[state] = periods(state)
         return cache[state]
 
     def global_state(order: Sequence[int]) -> tuple[tuple[int, ...], ...]:

@@ -37,7 +37,7 @@ from rollmux.schedule.repeat import PLANNER_SEARCH, RepeatSchedule, repeat_sched
 from rollmux.theorem1.boundary import Instance
 
 __all__ = ["SLO_OPTIMUM_COLUMNS", "SLO_SUMMARY_COLUMNS", "GroupDraw", "random_group",
-           "slo_optimum_summary", "slo_optimum_table"]
+           "slo_optimum_summary", "slo_optimum_table", "some_schedule_may_meet_caps"]
 
 SLO_OPTIMUM_COLUMNS: tuple[str, ...] = (
     "group", "n_jobs", "draws", "instance", "slo", "rr_feasible", "certified",
@@ -78,6 +78,36 @@ def random_group(rng: np.random.Generator, n_jobs: int, max_duration_s: int = 20
     return GroupDraw(Instance(r, t, pins, ((0,),) * n_jobs), slo)
 
 
+def some_schedule_may_meet_caps(draw: GroupDraw, max_multiplicity: int) -> bool:
+    """Whether the planner or the certified optimum may find a schedule meeting every cap.
+
+    False proves both return ``None`` on ``draw``, so the draw is redrawn without either
+    search. It asks what both ask first, with the same floats: round-robin's period
+    (:func:`rollmux.schedule.repeat.repeat_schedule` keeps round-robin when it meets the
+    caps) and whether some multiplicity vector's proven lower bound ``LB(m)``
+    (:func:`rollmux.schedule.bounds.period_lower_bounds_s`, the same call) stays within
+    ``min_j m_j cap_j (1 + 1e-9)``: ``repeat_schedule`` returns ``None`` when round-robin
+    misses a cap and no vector passes, and :func:`rollmux.schedule.milp.certified_best`
+    without an incumbent has no vector to solve, so returns ``None`` too.
+    """
+    from rollmux.schedule.bounds import pair_caps, period_lower_bounds_s
+    from rollmux.schedule.repeat import _Evaluator, _restrict
+    from rollmux.schedule.search import _make_group, _multiplicity_vectors
+
+    inst = draw.instance
+    group = _make_group(inst.rollout_s, inst.train_s, inst.rollout_node, inst.train_node)
+    caps = np.asarray([float(c) for c in draw.caps_s()])
+    n = group.n_jobs
+    rr_period = _Evaluator(group, (1,) * n).period(_restrict(group, list(range(n))))
+    if all(rr_period <= c * (1.0 + REL_TOL) for c in caps.tolist()):
+        return True
+    vectors = np.asarray(_multiplicity_vectors(group, max_multiplicity, True))
+    lbs = period_lower_bounds_s(group, vectors, pair_caps(group))
+    # min_j (m_j cap_j) (1 + tol) = min_j (m_j cap_j (1 + tol)): rounding is monotone.
+    limits = (vectors * caps).min(axis=1) * (1.0 + REL_TOL)
+    return bool((lbs <= limits).any())
+
+
 def _heuristic(draw: GroupDraw, max_multiplicity: int) -> RepeatSchedule | None:
     """rollmux-repeat's planner on the group."""
     inst = draw.instance
@@ -108,6 +138,8 @@ def slo_optimum_table(sizes: Sequence[int], groups: int, seed: int,
                 if draws > MAX_DRAWS:
                     raise RuntimeError(f"{n} jobs: no feasible group in {MAX_DRAWS} draws")
                 draw = random_group(rng, n, max_duration_s, slo_range)
+                if not some_schedule_may_meet_caps(draw, max_multiplicity):
+                    continue  # both searches would return None: redraw
                 inst = draw.instance
                 caps = draw.caps_s()
                 # The planner's schedule is the branch and bound's first incumbent (the
