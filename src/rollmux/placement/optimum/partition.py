@@ -3,14 +3,17 @@
 Columns are every job alone and every clique of the compatibility graph (rule P1) with
 a feasible plan cheaper than its best split into smaller columns (rule P5), found by
 the group search (:mod:`.search`); HiGHS picks the minimum-cost exact cover through
-:func:`scipy.optimize.milp`. :class:`ColumnCache` keeps columns, periods and MILP
+``highspy``. :class:`ColumnCache` keeps columns, periods and MILP
 answers across calls on overlapping job sets (docs/optimum.md, sections 2 and 3a).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import os
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -515,6 +518,63 @@ def _research(
     return plan
 
 
+# HiGHS's options for the set-partitioning MILP (docs/optimum.md, section 2): proven
+# optimal (no 0.01 % default gap), one thread (the machine's cores go to parallel
+# replays) and no restart after the root: measured fastest on the MILPs of the
+# production replays, where a restart redoes presolve and the root for little gain.
+# Presolve stays on (off, HiGHS once returned a non-optimal partition as optimal).
+HIGHS_OPTIONS: dict[str, bool | int | float] = {
+    "output_flag": False,
+    "threads": 1,
+    "mip_allow_restart": False,
+    "mip_rel_gap": 0.0,
+}
+# HiGHS's model status -> (scipy.optimize.milp's status code, its message head): the
+# status text keeps the form it had when HiGHS was called through scipy.
+_SCIPY_STATUS = {
+    "kOptimal": (0, "Optimization terminated successfully. "),
+    "kTimeLimit": (1, "Time limit reached. "),
+    "kIterationLimit": (1, "Iteration limit reached. "),
+    "kSolutionLimit": (1, "Solution limit reached. "),
+    "kInterrupt": (1, "Interrupted. "),
+    "kInfeasible": (2, "The problem is infeasible. "),
+    "kModelError": (2, ""),
+    "kUnbounded": (3, "The problem is unbounded. "),
+    "kUnboundedOrInfeasible": (4, "The problem is unbounded or infeasible. "),
+}
+
+
+@functools.cache
+def _quiet_first_highs() -> None:
+    """Make the process's first HiGHS instance with file descriptor 1 on the null device.
+
+    HiGHS writes its banner to the C-level standard output when the process's first
+    instance is made (later ones print nothing), so replays print nothing of HiGHS's.
+    """
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+        highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _new_highs() -> Any:
+    """A HiGHS instance (``highspy``) with :data:`HIGHS_OPTIONS` set."""
+    import highspy
+
+    _quiet_first_highs()
+    highs = highspy.Highs()
+    for name, value in HIGHS_OPTIONS.items():
+        highs.setOptionValue(name, value)
+    return highs
+
+
 def solve_set_partitioning(
     n: int,
     subsets: Sequence[tuple[int, ...]],
@@ -530,43 +590,56 @@ def solve_set_partitioning(
     bound as a fourth item). ``cover`` is for costs that never rise when a job leaves a set
     (rule P8 of the full search space): then every cover turns into a partition of no
     greater cost by dropping each job's repeats, so the least cover costs what the least
-    partition does, and HiGHS proves it about 1.3x faster (its presolve drops columns
-    dominated in a covering problem; docs/optimum.md, section 2). The caller makes the
-    partition.
-    """
-    # scipy.optimize takes about 0.4 s to import: only policies that solve pay it.
-    from scipy import sparse
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    partition does, and HiGHS proves it faster (its presolve drops columns dominated in a
+    covering problem; docs/optimum.md, section 2). The caller makes the partition.
 
-    rows = [i for subset in subsets for i in subset]
-    cols = [c for c, subset in enumerate(subsets) for _ in subset]
-    matrix = sparse.csr_array(
-        (np.ones(len(rows)), (np.array(rows), np.array(cols))), shape=(n, len(subsets))
-    )
-    cost = np.array(costs)
-    options: dict[str, Any] = {"mip_rel_gap": float(mip_gap)}
+    HiGHS runs through ``highspy`` with :data:`HIGHS_OPTIONS` (one thread, no restart);
+    it is deterministic, so equal inputs give equal answers.
+    """
+    import highspy
+
+    highs = _new_highs()
+    highs.setOptionValue("mip_rel_gap", float(mip_gap))
     left = deadline - time.perf_counter()
     if math.isfinite(left):
-        options["time_limit"] = max(left, 1.0)  # the columns are in: let HiGHS finish
-    res = milp(
-        cost,
-        constraints=LinearConstraint(matrix, lb=np.ones(n), ub=np.inf if cover else np.ones(n)),
-        integrality=np.ones(len(subsets)),
-        bounds=Bounds(0, 1),
-        options=options,
+        highs.setOptionValue("time_limit", max(left, 1.0))  # the columns are in: let HiGHS finish
+    m = len(subsets)
+    lp = highspy.HighsLp()
+    lp.num_col_ = m
+    lp.num_row_ = n
+    lp.col_cost_ = np.asarray(costs, dtype=np.float64)
+    lp.col_lower_ = np.zeros(m)
+    lp.col_upper_ = np.ones(m)
+    lp.row_lower_ = np.ones(n)
+    lp.row_upper_ = np.full(n, highspy.kHighsInf if cover else 1.0)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.cumsum([0, *map(len, subsets)], dtype=np.int32)
+    lp.a_matrix_.index_ = np.fromiter(
+        itertools.chain.from_iterable(subsets), dtype=np.int32, count=int(lp.a_matrix_.start_[-1])
     )
-    status = f"highs-milp status {res.status}: {res.message}"
-    if res.x is None:
+    lp.a_matrix_.value_ = np.ones(len(lp.a_matrix_.index_))
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * m
+    highs.passModel(lp)
+    highs.run()
+    model_status = highs.getModelStatus()
+    code, head = _SCIPY_STATUS.get(model_status.name, (4, ""))
+    status = (
+        f"highs-milp status {code}: {head}"
+        f"(HiGHS Status {int(model_status)}: {highs.modelStatusToString(model_status)})"
+    )
+    info = highs.getInfo()
+    if info.primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible:
         # Every job alone is always feasible; fall back to it when the solver found nothing.
         return (
             [c for c, subset in enumerate(subsets) if len(subset) == 1],
             status + "; fell back to every job alone",
             False,
         )
-    chosen = [c for c in range(len(subsets)) if res.x[c] > 0.5]
+    x = np.asarray(highs.getSolution().col_value)
+    chosen = [int(c) for c in np.flatnonzero(x > 0.5)]
     if mip_gap:
-        bound = getattr(res, "mip_dual_bound", None)
-        if bound is None or not math.isfinite(bound):
-            bound = float(res.fun) * (1.0 - mip_gap)  # what the gap tolerance guarantees
-        return chosen, status, res.status == 0, float(bound)
-    return chosen, status, res.status == 0
+        bound = float(info.mip_dual_bound)
+        if not math.isfinite(bound):
+            bound = float(info.objective_function_value) * (1.0 - mip_gap)  # the gap's promise
+        return chosen, status, code == 0, bound
+    return chosen, status, code == 0
