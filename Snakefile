@@ -29,6 +29,8 @@ include: "workflow/rules/calibration.smk"
 include: "workflow/rules/beyond.smk"
 include: "workflow/rules/designs.smk"
 include: "workflow/rules/claims.smk"
+# Last: it batches the seeds of the replays the rules above ask for.
+include: "workflow/rules/sim_batch.smk"
 
 
 # Snakemake re-arms a threading.Timer after each pass of its scheduler loop (the span of
