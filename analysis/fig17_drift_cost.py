@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.experiments.intervals import t_errorbar
+from rollmux.experiments.intervals import t_errorbar, whisker_lengths
 from rollmux.experiments.robustness import SETTINGS
 from rollmux.plotstyle import apply_style, figure_main, legend_below, policy_colour, policy_label
 
@@ -43,8 +43,7 @@ def _bars(ax: plt.Axes, stats: pd.DataFrame, policies: list[str], fmt: str) -> N
     for k, policy in enumerate(policies):
         part = stats[stats["policy"] == policy].set_index("setting").reindex(settings)
         mean = part["mean"].to_numpy(dtype=float)
-        err = np.vstack([mean - part["low"].to_numpy(dtype=float),
-                         part["high"].to_numpy(dtype=float) - mean])
+        err = whisker_lengths(mean, list(zip(part["low"], part["high"], strict=True)))
         pos = x + (k - (len(policies) - 1) / 2) * width
         bars = ax.bar(pos, mean, width * 0.92, color=policy_colour(policy),
                       label=policy_label(policy),

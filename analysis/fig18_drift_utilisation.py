@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.experiments.intervals import t_errorbar
+from rollmux.experiments.intervals import t_errorbar, whisker_lengths
 from rollmux.experiments.robustness import SETTINGS
 from rollmux.plotstyle import (
     TRAIN_HATCH,
@@ -62,8 +62,7 @@ def draw(utilisation: pd.DataFrame, migration: pd.DataFrame, reference: str) -> 
                                & (utilisation["pool"] == pool)]
             spans = [t_errorbar(runs.loc[runs["setting"] == s, "utilisation_pct"])
                      for s in settings]
-            err = np.array([[v - lo for v, (lo, _) in zip(values, spans, strict=True)],
-                            [hi - v for v, (_, hi) in zip(values, spans, strict=True)]])
+            err = whisker_lengths(values, spans)
             bars = ax.bar(x + (k - 0.5) * 0.4, values, 0.37, color=policy_colour(policy),
                           hatch=TRAIN_HATCH if pool == "train" else "", edgecolor="white",
                           label=policy_label(policy),

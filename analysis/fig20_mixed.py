@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rollmux.experiments.intervals import t_errorbar
+from rollmux.experiments.intervals import t_errorbar, whisker_lengths
 from rollmux.plotstyle import (
     apply_style,
     figure_main,
@@ -66,8 +66,7 @@ def draw(table: pd.DataFrame, timeseries: pd.DataFrame) -> plt.Figure:
         # whiskers: the 95% Student-t interval over seeds (rollmux.experiments.intervals)
         spans = [t_errorbar(scale * table.loc[table["policy"] == p, column].to_numpy(float))
                  for p in policies]
-        err = np.array([[v - lo for v, (lo, _) in zip(values, spans, strict=True)],
-                        [hi - v for v, (_, hi) in zip(values, spans, strict=True)]])
+        err = whisker_lengths(values, spans)
         bars = bar_ax.bar(x, values, color=[policy_colour(p) for p in policies],
                           yerr=err if np.any(err > 1e-12) else None, capsize=2,
                           error_kw={"linewidth": 0.8})

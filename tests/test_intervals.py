@@ -26,7 +26,9 @@ from rollmux.experiments.intervals import (
     mean_over_seeds,
     per_seed_metrics,
     read_seed_metrics,
+    t_errorbar,
     t_interval,
+    whisker_lengths,
 )
 from rollmux.experiments.metrics import metric_row, metrics_frame
 
@@ -281,3 +283,26 @@ def test_fig14_legend_with_an_interval_draws(tmp_path: Path) -> None:
     figure.savefig(tmp_path / "f.png")
     label = figure.axes[0].get_legend().get_texts()[0].get_text()
     assert "95%" in label and label.count("$") == 2
+
+
+def test_whisker_lengths_of_identical_seeds_are_zero_not_negative() -> None:
+    """Ten identical per-seed SLO attainments (the paper profile's greedy on the Mixed
+    trace): the bar is 100 x their mean, the interval that of 100 x each value, and the two
+    differ in the last place, so the plain difference is negative (matplotlib refused it and
+    Fig. 20 failed); the whiskers are 0."""
+    values = np.full(10, 0.6333333333)
+    frame = pd.DataFrame({"policy": ["greedy"] * 10, "v": values})
+    bar = 100.0 * float(frame.groupby("policy")["v"].mean().iloc[0])
+    low, high = t_errorbar(100.0 * values)
+    assert min(bar - low, high - bar) < 0  # what the figure scripts used to pass on
+    err = whisker_lengths([bar], [(low, high)])
+    assert err.shape == (2, 1)
+    assert (err >= 0).all() and np.allclose(err, 0.0)
+
+
+def test_whisker_lengths_keep_real_spreads_and_refuse_a_mean_outside() -> None:
+    """A real interval gives its two lengths; a bar outside its interval is refused."""
+    err = whisker_lengths([2.0, 5.0], [(1.5, 3.0), (5.0, 5.0)])
+    assert err.tolist() == [[0.5, 0.0], [1.0, 0.0]]
+    with pytest.raises(ValueError, match=r"bar 1: mean 7\.0 lies outside"):
+        whisker_lengths([2.0, 7.0], [(1.5, 3.0), (5.0, 6.0)])

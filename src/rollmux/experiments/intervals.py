@@ -57,6 +57,7 @@ __all__ = [
     "seed_metrics_path",
     "t_errorbar",
     "t_interval",
+    "whisker_lengths",
 ]
 
 #: Columns of ``results/metrics/seeds/<stage>.csv``: one row per metric and seed.
@@ -138,6 +139,28 @@ def t_errorbar(values: Sequence[float] | np.ndarray | pd.Series) -> tuple[float,
     their mean (seaborn's ``errorbar=`` callable; one value: a zero-length whisker)."""
     ci = t_interval(np.asarray(values, dtype=float))
     return ci.low, ci.high
+
+
+def whisker_lengths(means: Sequence[float] | np.ndarray,
+                    spans: Sequence[tuple[float, float]]) -> np.ndarray:
+    """Matplotlib's ``yerr`` (rows: below, above) for bars at ``means`` with intervals
+    ``spans``, each (low, high) of the same seeds (e.g. :func:`t_errorbar`).
+
+    A bar's mean and its interval may come from two summations of the same values
+    (pandas' groupby mean, numpy's mean), so a zero-width interval can sit a few units in
+    the last place beside its bar: such lengths are 0, as matplotlib refuses negative ones.
+    A mean outside its interval by more than rounding (1e-9 of its size) is a ValueError.
+    """
+    mean = np.asarray(means, dtype=float)
+    bounds = np.asarray(spans, dtype=float).reshape(len(mean), 2)
+    err = np.vstack([mean - bounds[:, 0], bounds[:, 1] - mean])
+    slack = 1e-9 * np.maximum(1.0, np.abs(mean))
+    if np.any(err < -slack):
+        bad = int(np.argmax((err < -slack).any(axis=0)))
+        low, high = (float(b) for b in bounds[bad])
+        raise ValueError(f"bar {bad}: mean {float(mean[bad])!r} lies outside its interval "
+                         f"({low!r}, {high!r})")
+    return np.clip(err, 0.0, None)
 
 
 # --------------------------------------------------------------------------- writing
