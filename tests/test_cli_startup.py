@@ -103,10 +103,11 @@ def test_ctrl_c_at_any_moment_exits_130_without_a_traceback(tmp_path: Path) -> N
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=120)
         if "Fatal Python error: init_import_site" in stderr or (
-                "from rollmux.entry import main" in stderr and ", in main" not in stderr):
-            # Interrupted inside the interpreter's start-up or the console script's first
-            # import (the few milliseconds before rollmux.entry.main runs): Python's own
-            # message, out of rollmux's reach (README, "The command line").
+                f'File "{ROLLMUX}"' in stderr and ", in main" not in stderr):
+            # Interrupted inside the interpreter's start-up or the console script's own
+            # lines before rollmux.entry.main runs (its first import, or before its first
+            # line: "line 0, in <module>"): Python's own message, out of rollmux's reach
+            # (README, "The command line").
             early.append(delay)
             continue
         assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, (delay, stderr)

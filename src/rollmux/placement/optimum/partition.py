@@ -9,7 +9,6 @@ answers across calls on overlapping job sets (docs/optimum.md, sections 2 and 3a
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import os
@@ -544,13 +543,20 @@ _SCIPY_STATUS = {
 }
 
 
-@functools.cache
+#: Whether this process has made its first HiGHS instance (:func:`_quiet_first_highs`).
+_HIGHS_STARTED = False
+
+
 def _quiet_first_highs() -> None:
     """Make the process's first HiGHS instance with file descriptor 1 on the null device.
 
     HiGHS writes its banner to the C-level standard output when the process's first
     instance is made (later ones print nothing), so replays print nothing of HiGHS's.
+    Does nothing after the first call.
     """
+    global _HIGHS_STARTED
+    if _HIGHS_STARTED:
+        return
     import highspy
 
     sys.stdout.flush()
@@ -559,6 +565,7 @@ def _quiet_first_highs() -> None:
         with open(os.devnull, "wb") as null:
             os.dup2(null.fileno(), 1)
         highspy.Highs()
+        _HIGHS_STARTED = True
     finally:
         os.dup2(saved, 1)
         os.close(saved)
