@@ -109,14 +109,15 @@ def test_a_failing_seed_names_the_setting_and_seed(tmp_path: Path,
 
     trace.write_text(window_trace_text(trace.read_text(encoding="utf-8"), 5),
                      encoding="utf-8")
-    real = rollmux.sim.run_replay
+    real = rollmux.sim.replay.run_replay
 
     def failing(spec: rollmux.sim.ReplaySpec, out: Path) -> object:
         if spec.seed == 1:
             raise ValueError("broken replay")
         return real(spec, out)
 
-    monkeypatch.setattr(rollmux.sim, "run_replay", failing)
+    # the adapters replay through rollmux.sim.replay.run_replay_folder
+    monkeypatch.setattr(rollmux.sim.replay, "run_replay", failing)
     setting = f"{BASE}/policy=random"
     with pytest.raises(ValueError, match="broken replay") as info:
         run_batch_script(tmp_path, setting, [0, 1, 2], str(trace))

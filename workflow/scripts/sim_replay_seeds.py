@@ -13,33 +13,29 @@ stops the batch with its error, noted with the setting and seed.
 import logging
 from pathlib import Path
 
-from rollmux.sim import ReplaySpec, run_replay
-from rollmux.sim.replay import path_keys
+from rollmux.sim.replay import path_keys, run_replay_folder
 
 snakemake = globals()["snakemake"]  # injected by Snakemake's script: directive
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, filemode="w")
 setting = str(snakemake.wildcards.setting)
-folders = sorted({Path(f).parent for f in snakemake.output}, key=str)
+folders = {Path(f).parent.name: Path(f).parent for f in snakemake.output}
 for seed in snakemake.params.seeds:
     keys = path_keys(f"{setting}/seed={int(seed)}")
-    spec = ReplaySpec.from_keys(
-        keys,
-        trace=snakemake.input.trace,
-        lengths=str(snakemake.params.lengths) if "lengths" in keys else None,
-        hardware_overrides=dict(snakemake.params.overrides),
-        record_phases=False,
-    )
-    out = next((f for f in folders if f.name == f"seed={int(seed)}"), None)
-    if out is None or out.parts[-len(spec.path().parts):] != spec.path().parts:
-        raise ValueError(f"no output folder ends with the replay's folder {spec.path()}")
+    out = folders.get(f"seed={int(seed)}")
+    if out is None:
+        raise ValueError(f"no output folder for {setting}/seed={int(seed)}")
     try:
-        result = run_replay(spec, out)
+        line = run_replay_folder(
+            keys,
+            out,
+            trace=snakemake.input.trace,
+            lengths=str(snakemake.params.lengths) if "lengths" in keys else None,
+            hardware_overrides=dict(snakemake.params.overrides),
+            record_phases=False,
+        )
     except Exception as exc:
         exc.add_note(f"rollmux: replay {setting}/seed={seed} failed (one job replaying "
                      f"seeds {list(snakemake.params.seeds)})")
         logging.exception("%s seed=%s failed", setting, seed)
         raise
-    s = result.summary
-    logging.info("%s seed=%s: %d/%d jobs completed, $%.1f/h average, SLO attainment %.3f; "
-                 "wrote %s", spec.policy, seed, s["jobs_completed"], s["jobs"],
-                 s["cost_usd_per_h"], s["slo_attainment"], out)
+    logging.info("seed=%s %s", seed, line)

@@ -67,6 +67,7 @@ __all__ = [
     "read_failures",
     "replay_keys",
     "run_replay",
+    "run_replay_folder",
     "wildcard_constraints",
     "wildcard_keys",
     "wildcard_template",
@@ -729,6 +730,23 @@ def run_replay(spec: ReplaySpec, out: str | Path | None = None, *,
                 sink.close()
         _write_tables(result, tmp)
     return result
+
+
+def run_replay_folder(keys: Mapping[str, str], out: str | Path, **spec_options: Any) -> str:
+    """Replay the spec of a folder's ``keys`` into ``out`` (a pipeline job); its log line.
+
+    The spec is ``ReplaySpec.from_keys(keys, **spec_options)``; ``out`` must end with the
+    spec's own folder (``spec.path()``), else ValueError. Shared by the replay rules'
+    adapters (``workflow/scripts/sim_replay.py``, ``sim_replay_seeds.py``).
+    """
+    spec = ReplaySpec.from_keys(keys, **spec_options)
+    folder = Path(out)
+    if folder.parts[-len(spec.path().parts):] != spec.path().parts:
+        raise ValueError(f"{folder} does not end with the replay's folder {spec.path()}")
+    s = run_replay(spec, folder).summary
+    return (f"{spec.policy}: {s['jobs_completed']}/{s['jobs']} jobs completed, "
+            f"${s['cost_usd_per_h']:.1f}/h average, SLO attainment "
+            f"{s['slo_attainment']:.3f}; wrote {folder}")
 
 
 def _complete_config(config: dict[str, Any], spec: ReplaySpec, overrides: dict[str, Any],
