@@ -654,8 +654,8 @@ def _forced_overlap(extra: int):
 
     solve = partition_module.solve_set_partitioning
 
-    def answer(n, subsets, costs, deadline, cover=False):  # type: ignore[no-untyped-def]
-        chosen, status, solved = solve(n, subsets, costs, deadline, cover=False)
+    def answer(n, subsets, costs, deadline, cover=False, nodes=None):  # type: ignore[no-untyped-def]
+        chosen, status, solved = solve(n, subsets, costs, deadline, cover=False, nodes=nodes)
         if extra:
             overlapping = [c for c, s in enumerate(subsets) if len(s) > 1 and c not in chosen]
             return sorted(chosen + overlapping[:extra]), status, solved
@@ -702,7 +702,9 @@ def test_cover_and_partition_milps_agree(jobs: list[RLJob]) -> None:
     with patch.object(
         partition_module,
         "solve_set_partitioning",
-        lambda n, subsets, costs, deadline, cover=False: solve(n, subsets, costs, deadline),
+        lambda n, subsets, costs, deadline, cover=False, nodes=None: solve(
+            n, subsets, costs, deadline, nodes=nodes
+        ),
     ):
         as_partition = optimal_partition(jobs, HW)
     check_partition(as_cover, jobs)

@@ -14,7 +14,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ import numpy as np
 from rollmux.hardware import Hardware
 from rollmux.jobs import RLJob
 from rollmux.model import ResolvedJob
+from rollmux.placement.optimum.budgets import NodeCounts, node_counts, solve_by_node_budgets
 from rollmux.placement.optimum.certified import CertifyOptions, certified_partition
 from rollmux.placement.optimum.periods import PeriodCache
 from rollmux.placement.optimum.plans import (
@@ -226,11 +227,11 @@ class ColumnCache:
         for uid in key:
             self._by_job.setdefault(uid, []).append(key)
 
-    def milp_answer(self, key: MilpInput, mip_gap: float = 0.0) -> MilpAnswer | None:
+    def milp_answer(self, key: Hashable, mip_gap: float = 0.0) -> MilpAnswer | None:
         """A kept answer of the MILP with exactly this input (and gap tolerance)."""
         return self._milp.get((key, mip_gap) if mip_gap else key)
 
-    def keep_milp_answer(self, key: MilpInput, answer: MilpAnswer, mip_gap: float = 0.0) -> None:
+    def keep_milp_answer(self, key: Hashable, answer: MilpAnswer, mip_gap: float = 0.0) -> None:
         """Keep the answer of a MILP solved without a time limit."""
         if len(self._milp) >= self.MILP_ENTRIES:
             self._milp.clear()
@@ -429,7 +430,10 @@ def optimal_partition(
         )
     costs = [column_cost[sum(1 << i for i in subset)] for subset, _ in columns]
     milp_input: MilpInput = (n, tuple(subset for subset, _ in columns), tuple(costs))
-    answer = None if cache is None else cache.milp_answer(milp_input, mip_gap)
+    nodes = _node_counts(data, ctx, milp_input)
+    # The answer depends on the columns' classes too (the node-budget proof runs per class).
+    milp_key = milp_input if nodes is None else (milp_input, nodes)
+    answer = None if cache is None else cache.milp_answer(milp_key, mip_gap)
     if answer is None:
         # In the full space a cover is as good as a partition (rule P8, see
         # solve_set_partitioning), and HiGHS proves a covering optimum faster.
@@ -438,9 +442,11 @@ def optimal_partition(
                 *milp_input, deadline, cover=full_space, mip_gap=mip_gap
             )
         else:  # the call the tests' stand-ins take
-            answer = solve_set_partitioning(*milp_input, deadline, cover=full_space)
+            answer = solve_set_partitioning(
+                *milp_input, deadline, cover=full_space, nodes=nodes
+            )
         if cache is not None and not math.isfinite(deadline):
-            cache.keep_milp_answer(milp_input, answer, mip_gap)
+            cache.keep_milp_answer(milp_key, answer, mip_gap)
     chosen, status, solved, *dual = answer
     if timed_out:
         status += "; column enumeration hit the time limit: not proven optimal"
@@ -486,6 +492,22 @@ def optimal_partition(
         n_searched=searched,
         lower_bound_usd_per_h=lower,
     )
+
+
+def _node_counts(
+    data: Sequence[ResolvedJob], ctx: Context, milp_input: MilpInput
+) -> NodeCounts | None:
+    """Each column's cost as node counts times its GPU types' node prices (:mod:`.budgets`).
+
+    A column's jobs share their GPU types (rule P1), so its first job's types give them.
+    """
+    classes: dict[tuple[str, str], int] = {}
+    kinds = []
+    for subset in milp_input[1]:
+        job = data[subset[0]].job
+        kinds.append(classes.setdefault((job.rollout_gpu_type, job.train_gpu_type), len(classes)))
+    prices = [(ctx.node_price(r), ctx.node_price(t)) for r, t in classes]
+    return node_counts(milp_input[2], kinds, prices)
 
 
 def _research(
@@ -582,6 +604,12 @@ def _new_highs() -> Any:
     return highs
 
 
+def _status_text(model_status: Any, text: str) -> str:
+    """The status text of a solve, in the form scipy's ``milp`` gave it."""
+    code, head = _SCIPY_STATUS.get(model_status.name, (4, ""))
+    return f"highs-milp status {code}: {head}(HiGHS Status {int(model_status)}: {text})"
+
+
 def solve_set_partitioning(
     n: int,
     subsets: Sequence[tuple[int, ...]],
@@ -589,6 +617,7 @@ def solve_set_partitioning(
     deadline: float,
     cover: bool = False,
     mip_gap: float = 0.0,
+    nodes: NodeCounts | None = None,
 ) -> MilpAnswer:
     """Solve min c.x, A x = 1, x binary with HiGHS (A x >= 1 with ``cover``).
 
@@ -600,11 +629,21 @@ def solve_set_partitioning(
     partition does, and HiGHS proves it faster (its presolve drops columns dominated in a
     covering problem; docs/optimum.md, section 2). The caller makes the partition.
 
+    ``nodes`` (each column's cost as node counts times prices, :mod:`.budgets`): with
+    ``mip_gap`` 0 the optimum is proven through node budgets, a few LPs and small MILPs,
+    instead of HiGHS's branch-and-bound over the LP gap (docs/optimum.md, section 4); the
+    plain MILP when that enumeration does not apply or gives up.
+
     HiGHS runs through ``highspy`` with :data:`HIGHS_OPTIONS` (one thread, no restart);
     it is deterministic, so equal inputs give equal answers.
     """
     import highspy
 
+    if nodes is not None and not mip_gap:
+        found = solve_by_node_budgets(n, subsets, nodes, deadline, cover, _new_highs)
+        if found is not None:
+            chosen, (model_status, text), _ = found
+            return chosen, _status_text(model_status, text), True
     highs = _new_highs()
     highs.setOptionValue("mip_rel_gap", float(mip_gap))
     left = deadline - time.perf_counter()
@@ -629,11 +668,8 @@ def solve_set_partitioning(
     highs.passModel(lp)
     highs.run()
     model_status = highs.getModelStatus()
-    code, head = _SCIPY_STATUS.get(model_status.name, (4, ""))
-    status = (
-        f"highs-milp status {code}: {head}"
-        f"(HiGHS Status {int(model_status)}: {highs.modelStatusToString(model_status)})"
-    )
+    code = _SCIPY_STATUS.get(model_status.name, (4, ""))[0]
+    status = _status_text(model_status, highs.modelStatusToString(model_status))
     info = highs.getInfo()
     if info.primal_solution_status != highspy.SolutionStatus.kSolutionStatusFeasible:
         # Every job alone is always feasible; fall back to it when the solver found nothing.
