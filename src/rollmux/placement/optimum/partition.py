@@ -631,7 +631,7 @@ def solve_set_partitioning(
 
     ``nodes`` (each column's cost as node counts times prices, :mod:`.budgets`): with
     ``mip_gap`` 0 the optimum is proven through node budgets, a few LPs and small MILPs,
-    instead of HiGHS's branch-and-bound over the LP gap (docs/optimum.md, section 4); the
+    instead of HiGHS's branch-and-bound over the LP gap (docs/optimum.md, section 2); the
     plain MILP when that enumeration does not apply or gives up.
 
     HiGHS runs through ``highspy`` with :data:`HIGHS_OPTIONS` (one thread, no restart);
