@@ -288,17 +288,17 @@ def _solve_class(cls: _Class, deadline: float) -> tuple[list[int], tuple[Any, st
     last = max(rows)
     heap = [(cls.price_t * t + cls.price_r * r, t, r) for t, r in rows.items()]
     heapq.heapify(heap)
+    optimal = highspy.HighsModelStatus.kOptimal
+    without_milp = (optimal, cls.highs.modelStatusToString(optimal))
     milps = 0
     while milps <= MAX_PAIRS:
         _, t, r = heapq.heappop(heap)
-        if r == rows[t] and t in covers:
-            # The row's LP was integral: a cover in this box, no MILP needed.
-            optimal = highspy.HighsModelStatus.kOptimal
-            return covers[t], (optimal, cls.highs.modelStatusToString(optimal)), milps
-        dived = cls.dive(t, r)
-        if dived is not None:
-            optimal = highspy.HighsModelStatus.kOptimal
-            return dived, (optimal, cls.highs.modelStatusToString(optimal)), milps
+        # A cover in this box without a MILP: the row's LP when it was integral, or a dive.
+        cover = covers.get(t) if r == rows[t] else None
+        if cover is None:
+            cover = cls.dive(t, r)
+        if cover is not None:
+            return cover, without_milp, milps
         milps += 1
         chosen, status, done = cls.pair_milp(t, r, deadline)
         if not done:
